@@ -1,0 +1,160 @@
+"""Scenario configs: TOML loading, ``--set`` overrides and schema validation with one line per problem.
+
+A schema maps ``section -> key -> Field``. Validation checks every key against it and collects all
+problems (unknown key, wrong type, out-of-range value, missing file) into one :class:`ConfigError`
+whose message has one line per problem, each naming the dotted key.
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+
+class ConfigError(ValueError):
+    """A user error in a config or input file; the CLI prints it without a traceback."""
+
+
+@dataclass(frozen=True)
+class Field:
+    """One config key. ``kind``: "float", "int", "str", "bool", "floats" (list of numbers), "path", "any"."""
+
+    kind: str
+    default: Any = None
+    required: bool = False
+    min: float | None = None  # inclusive
+    gt: float | None = None  # exclusive lower bound
+    max: float | None = None
+    choices: tuple = ()
+    length: int | None = None
+    check: Callable[[Any], str | None] | None = None  # returns an error text or None
+    help: str = ""
+
+
+@dataclass
+class Schema:
+    sections: dict[str, dict[str, Field]] = field(default_factory=dict)
+    open_sections: tuple[str, ...] = ()  # sections whose keys are free-form (e.g. sweep grids)
+
+
+def parse_value(text: str) -> Any:
+    """A ``--set`` value in TOML syntax (numbers, booleans, arrays, quoted strings); bare words are strings."""
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
+def apply_overrides(cfg: dict, overrides: list[str]) -> dict:
+    """Apply ``a.b=value`` overrides in place and return ``cfg``."""
+    for item in overrides or []:
+        if "=" not in item:
+            raise ConfigError(f"--set {item}: expected key=value")
+        key, value = item.split("=", 1)
+        parts = key.strip().split(".")
+        node = cfg
+        for part in parts[:-1]:
+            node = node.setdefault(part, {})
+            if not isinstance(node, dict):
+                raise ConfigError(f"--set {key}: '{part}' is not a table")
+        node[parts[-1]] = parse_value(value.strip())
+    return cfg
+
+
+def read_toml(path: str | Path) -> dict:
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"config file not found: {path}")
+    try:
+        return tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as err:
+        raise ConfigError(f"{path}: invalid TOML ({err})") from None
+
+
+def _check(key: str, spec: Field, value: Any, base_dir: Path) -> tuple[Any, str | None]:
+    kind = spec.kind
+    if kind == "any":
+        return value, None
+    if kind == "bool":
+        return (value, None) if isinstance(value, bool) else (value, f"{key}: expected true/false, got {value!r}")
+    if kind == "str":
+        if not isinstance(value, str):
+            return value, f"{key}: expected a string, got {value!r}"
+        if spec.choices and value not in spec.choices:
+            return value, f"{key}: must be one of {', '.join(map(str, spec.choices))}; got '{value}'"
+        return value, None
+    if kind == "path":
+        if not isinstance(value, str):
+            return value, f"{key}: expected a file path string, got {value!r}"
+        path = Path(value)
+        path = path if path.is_absolute() else base_dir / path
+        return (path, None) if path.is_file() else (path, f"{key}: file not found: {path}")
+    if kind in ("float", "int"):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return value, f"{key}: expected a number, got {value!r}"
+        if kind == "int" and not float(value).is_integer():
+            return value, f"{key}: expected an integer, got {value!r}"
+        value = int(value) if kind == "int" else float(value)
+        return value, _range_error(key, spec, [value])
+    if kind == "floats":
+        if not isinstance(value, list) or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in value):
+            return value, f"{key}: expected a list of numbers, got {value!r}"
+        if spec.length is not None and len(value) != spec.length:
+            return value, f"{key}: expected {spec.length} numbers, got {len(value)}"
+        value = [float(x) for x in value]
+        return value, _range_error(key, spec, value)
+    raise AssertionError(f"unknown field kind {kind}")
+
+
+def _range_error(key: str, spec: Field, values: list[float]) -> str | None:
+    for x in values:
+        if not math.isfinite(x):
+            return f"{key}: must be finite, got {x}"
+        if spec.gt is not None and not x > spec.gt:
+            return f"{key}: must be > {spec.gt:g}, got {x:g}"
+        if spec.min is not None and x < spec.min:
+            return f"{key}: must be >= {spec.min:g}, got {x:g}"
+        if spec.max is not None and x > spec.max:
+            return f"{key}: must be <= {spec.max:g}, got {x:g}"
+    return None
+
+
+def validate(cfg: dict, schema: Schema, base_dir: Path) -> dict:
+    """Return a copy of ``cfg`` with defaults filled and paths resolved; raise ``ConfigError`` listing all problems."""
+    problems: list[str] = []
+    out: dict = {}
+    for section, value in cfg.items():
+        if section not in schema.sections and section not in schema.open_sections:
+            problems.append(f"{section}: unknown section (known: {', '.join(schema.sections)})")
+        elif not isinstance(value, dict):
+            problems.append(f"{section}: expected a table")
+    for section, fields in schema.sections.items():
+        given = cfg.get(section, {}) if isinstance(cfg.get(section, {}), dict) else {}
+        result = {}
+        for key in given:
+            if key not in fields:
+                problems.append(f"{section}.{key}: unknown key (known: {', '.join(fields)})")
+        for key, spec in fields.items():
+            dotted = f"{section}.{key}"
+            if key not in given:
+                if spec.required:
+                    problems.append(f"{dotted}: required key is missing")
+                result[key] = spec.default
+                continue
+            value, error = _check(dotted, spec, given[key], base_dir)
+            if error is None and spec.check is not None:
+                error = spec.check(value)
+                error = f"{dotted}: {error}" if error else None
+            if error:
+                problems.append(error)
+            result[key] = value
+        out[section] = result
+    for section in schema.open_sections:
+        if isinstance(cfg.get(section), dict):
+            out[section] = dict(cfg[section])
+    if problems:
+        raise ConfigError("\n".join(problems))
+    return out
