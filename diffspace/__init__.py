@@ -18,8 +18,10 @@ from .dynamics import (  # noqa: E402
     frame_pose,
     generalized_jacobian,
     inverse_dynamics,
+    kinematics,
     kinetic_energy,
     mass_matrix,
+    mass_matrix_and_bias,
     momentum,
 )
 from .io import load_robot  # noqa: E402
@@ -39,8 +41,10 @@ __all__ = [
     "frame_pose",
     "generalized_jacobian",
     "inverse_dynamics",
+    "kinematics",
     "kinetic_energy",
     "load_robot",
     "mass_matrix",
+    "mass_matrix_and_bias",
     "momentum",
 ]

@@ -19,7 +19,64 @@ import jax.numpy as jnp
 from jaxtyping import Array, Float
 
 from . import spatial
-from .robot import Robot, joint_transforms, motion_subspace
+from .robot import Robot, joint_transforms, motion_subspaces
+
+
+class Kinematics(eqx.Module):
+    r"""One forward pass over the tree, shared by every dynamics quantity (all in body frames).
+
+    ``rot/pos``: body placement in the base frame; ``jac``: body Jacobians ``J_i`` (``v_i = J_i v``, body
+    frame); ``twist``: body twists ``v_i``; ``bias_accel``: velocity-product accelerations
+    ``c_i = X_i c_p + v_i \times S_i \dot\theta_i`` (plus the gravity field, if any, as a base acceleration).
+    """
+
+    rot: Float[Array, "nb 3 3"]
+    pos: Float[Array, "nb 3"]
+    jac: Float[Array, "nb 6 nv"]
+    twist: Float[Array, "nb 6"]
+    bias_accel: Float[Array, "nb 6"]
+
+
+def kinematics(robot: Robot, q: Float[Array, " nq"], v: Float[Array, " nv"] | None = None, gravity=None) -> Kinematics:
+    """Body placements, Jacobians, twists and bias accelerations by one ``lax.scan`` over the bodies.
+
+    The recursion runs in topological order (parents first); scanning instead of unrolling keeps the
+    compiled program small whatever the number of bodies.
+    """
+    nb, nv = len(robot.parents), robot.nv
+    v = jnp.zeros(nv) if v is None else v
+    rots, poss = joint_transforms(robot, q[7:])
+    transforms = jax.vmap(spatial.motion_transform)(rots, poss)
+    subspaces = motion_subspaces(robot)
+    rates = jnp.concatenate([jnp.zeros(1), v[6:]])
+    base_accel = jnp.zeros(6)
+    if gravity is not None:
+        base_accel = jnp.concatenate([-base_pose(q)[0].T @ jnp.asarray(gravity), jnp.zeros(3)])
+    init = Kinematics(
+        rot=jnp.zeros((nb, 3, 3)).at[0].set(jnp.eye(3)),
+        pos=jnp.zeros((nb, 3)),
+        jac=jnp.zeros((nb, 6, nv)).at[0, :, :6].set(jnp.eye(6)),
+        twist=jnp.zeros((nb, 6)).at[0].set(v[:6]),
+        bias_accel=jnp.zeros((nb, 6)).at[0].set(base_accel),
+    )
+
+    def step(kin: Kinematics, body):
+        i, parent = body
+        joint_twist = subspaces[i] * rates[i]
+        twist = transforms[i] @ kin.twist[parent] + joint_twist
+        return Kinematics(
+            rot=kin.rot.at[i].set(kin.rot[parent] @ rots[i]),
+            pos=kin.pos.at[i].set(kin.pos[parent] + kin.rot[parent] @ poss[i]),
+            jac=kin.jac.at[i].set((transforms[i] @ kin.jac[parent]).at[:, 5 + i].add(subspaces[i])),
+            twist=kin.twist.at[i].set(twist),
+            bias_accel=kin.bias_accel.at[i].set(
+                transforms[i] @ kin.bias_accel[parent] + spatial.cross_motion(twist, joint_twist)
+            ),
+        ), None
+
+    bodies = (jnp.arange(1, nb), jnp.asarray(robot.parents[1:], dtype=int))
+    kin, _ = jax.lax.scan(step, init, bodies)
+    return kin
 
 
 def base_pose(q: Float[Array, " nq"]):
@@ -28,108 +85,67 @@ def base_pose(q: Float[Array, " nq"]):
 
 
 def body_placements(robot: Robot, q: Float[Array, " nq"]):
-    """World placement (R, p) of every body."""
-    rots, poss = joint_transforms(robot, q[7:])
-    world_r, world_p = [None] * len(robot.parents), [None] * len(robot.parents)
-    world_r[0], world_p[0] = base_pose(q)
-    for i in range(1, len(robot.parents)):
-        par = robot.parents[i]
-        world_r[i], world_p[i] = spatial.compose(world_r[par], world_p[par], rots[i - 1], poss[i - 1])
-    return world_r, world_p
+    """World placement of every body: rotations ``(nb,3,3)`` and positions ``(nb,3)``."""
+    return _world(q, kinematics(robot, q))
 
 
-def _body_velocities(robot: Robot, q, v):
-    """Local joint placements, motion subspaces and body twists (each in its body frame)."""
-    rots, poss = joint_transforms(robot, q[7:])
-    subspaces = [None] + [motion_subspace(robot, i) for i in range(1, len(robot.parents))]
-    twists = [v[:6]]
-    for i in range(1, len(robot.parents)):
-        parent_twist = spatial.motion_to_child(rots[i - 1], poss[i - 1], twists[robot.parents[i]])
-        twists.append(parent_twist + subspaces[i] * v[5 + i])
-    return rots, poss, subspaces, twists
+def _world(q, kin: Kinematics):
+    rot_b, pos_b = base_pose(q)
+    return rot_b @ kin.rot, pos_b + kin.pos @ rot_b.T
 
 
-def _body_inertias(robot: Robot):
-    return [spatial.spatial_inertia(robot.mass[i], robot.com[i], robot.inertia[i]) for i in range(len(robot.parents))]
+def _body_inertias(robot: Robot) -> Float[Array, "nb 6 6"]:
+    return jax.vmap(spatial.spatial_inertia)(robot.mass, robot.com, robot.inertia)
+
+
+def _mass_matrix(robot: Robot, kin: Kinematics):
+    """``H = sum_i J_i^T I_i J_i`` (the CRBA result, assembled from the body Jacobians)."""
+    return jnp.einsum("bki,bkl,blj->ij", kin.jac, _body_inertias(robot), kin.jac)
+
+
+def _bias(robot: Robot, kin: Kinematics):
+    """``b = sum_i J_i^T (I_i c_i + v_i x* I_i v_i)``: the RNEA backward pass written with the Jacobians."""
+    inertias = _body_inertias(robot)
+    momenta = jnp.einsum("bkl,bl->bk", inertias, kin.twist)
+    forces = jnp.einsum("bkl,bl->bk", inertias, kin.bias_accel) + jax.vmap(spatial.cross_force)(kin.twist, momenta)
+    return jnp.einsum("bki,bk->i", kin.jac, forces)
 
 
 def mass_matrix(robot: Robot, q: Float[Array, " nq"]) -> Float[Array, "nv nv"]:
-    """Joint-space inertia matrix ``H(q)`` by the composite-rigid-body algorithm."""
-    rots, poss = joint_transforms(robot, q[7:])
-    nb = len(robot.parents)
-    transforms = [None] + [spatial.motion_transform(rots[i - 1], poss[i - 1]) for i in range(1, nb)]
-    composite = _body_inertias(robot)
-    for i in reversed(range(1, nb)):
-        x = transforms[i]
-        composite[robot.parents[i]] = composite[robot.parents[i]] + x.T @ composite[i] @ x
-    nv = robot.nv
-    h = jnp.zeros((nv, nv))
-    for i in range(1, nb):
-        force = composite[i] @ motion_subspace(robot, i)
-        col = 5 + i
-        h = h.at[col, col].set(motion_subspace(robot, i) @ force)
-        j = i
-        while robot.parents[j] != 0:
-            force = transforms[j].T @ force
-            j = robot.parents[j]
-            h = h.at[5 + j, col].set(motion_subspace(robot, j) @ force)
-            h = h.at[col, 5 + j].set(h[5 + j, col])
-        force = transforms[j].T @ force
-        h = h.at[:6, col].set(force)
-        h = h.at[col, :6].set(force)
-    return h.at[:6, :6].set(composite[0])
+    """Joint-space inertia matrix ``H(q)`` (composite-rigid-body quantity, eq. (7) of the ejection paper)."""
+    return _mass_matrix(robot, kinematics(robot, q))
 
 
 def bias_forces(
     robot: Robot, q: Float[Array, " nq"], v: Float[Array, " nv"], gravity: Float[Array, "3"] | None = None
 ) -> Float[Array, " nv"]:
     """Coriolis and centrifugal forces ``b(q, v)`` (plus gravity if a world ``gravity`` vector is given), RNEA."""
-    return inverse_dynamics(robot, q, v, jnp.zeros(robot.nv), gravity)
+    return _bias(robot, kinematics(robot, q, v, gravity))
 
 
 def inverse_dynamics(robot: Robot, q, v, a, gravity=None) -> Float[Array, " nv"]:
-    """Generalised forces ``tau = H(q) a + b(q, v)`` by the recursive Newton-Euler algorithm."""
-    rots, poss, subspaces, twists = _body_velocities(robot, q, v)
-    base_accel = a[:6]
-    if gravity is not None:
-        rot_b, _ = base_pose(q)
-        base_accel = base_accel - jnp.concatenate([rot_b.T @ jnp.asarray(gravity), jnp.zeros(3)])
-    inertias = _body_inertias(robot)
-    accels = [base_accel]
-    forces = [inertias[0] @ base_accel + spatial.cross_force(twists[0], inertias[0] @ twists[0])]
-    for i in range(1, len(robot.parents)):
-        joint_rate = subspaces[i] * v[5 + i]
-        acc = (
-            spatial.motion_to_child(rots[i - 1], poss[i - 1], accels[robot.parents[i]])
-            + subspaces[i] * a[5 + i]
-            + spatial.cross_motion(twists[i], joint_rate)
-        )
-        accels.append(acc)
-        forces.append(inertias[i] @ acc + spatial.cross_force(twists[i], inertias[i] @ twists[i]))
-    tau = [None] * len(robot.parents)
-    for i in reversed(range(1, len(robot.parents))):
-        tau[i] = subspaces[i] @ forces[i]
-        par = robot.parents[i]
-        forces[par] = forces[par] + spatial.force_to_parent(rots[i - 1], poss[i - 1], forces[i])
-    return jnp.concatenate([forces[0]] + [jnp.atleast_1d(t) for t in tau[1:]])
+    """Generalised forces ``tau = H(q) a + b(q, v)``."""
+    kin = kinematics(robot, q, v, gravity)
+    return _mass_matrix(robot, kin) @ a + _bias(robot, kin)
+
+
+def mass_matrix_and_bias(robot: Robot, q, v, gravity=None):
+    """``H(q)`` and ``b(q, v)`` from a single kinematics pass."""
+    kin = kinematics(robot, q, v, gravity)
+    return _mass_matrix(robot, kin), _bias(robot, kin)
 
 
 def forward_dynamics(robot: Robot, q, v, tau) -> Float[Array, " nv"]:
-    """Accelerations ``H^{-1}(tau - b)`` of the free-floating system (Cholesky of the CRBA matrix)."""
-    h = mass_matrix(robot, q)
-    rhs = tau - bias_forces(robot, q, v)
-    return jax.scipy.linalg.cho_solve(jax.scipy.linalg.cho_factor(h), rhs)
+    """Accelerations ``H^{-1}(tau - b)`` of the free-floating system (Cholesky of ``H``)."""
+    h, b = mass_matrix_and_bias(robot, q, v)
+    return jax.scipy.linalg.cho_solve(jax.scipy.linalg.cho_factor(h), tau - b)
 
 
 def base_momentum(robot: Robot, q, v) -> Float[Array, "6"]:
-    """Spatial momentum of the whole system about the base origin, in the base frame."""
-    rots, poss, _, twists = _body_velocities(robot, q, v)
-    inertias = _body_inertias(robot)
-    moms = [inertias[i] @ twists[i] for i in range(len(robot.parents))]
-    for i in reversed(range(1, len(robot.parents))):
-        par = robot.parents[i]
-        moms[par] = moms[par] + spatial.force_to_parent(rots[i - 1], poss[i - 1], moms[i])
-    return moms[0]
+    """Spatial momentum of the whole system about the base origin, in the base frame: the base rows of ``H v``."""
+    kin = kinematics(robot, q, v)
+    momenta = jnp.einsum("bkl,bl->bk", _body_inertias(robot), kin.twist)
+    return jnp.einsum("bki,bk->i", kin.jac[:, :, :6], momenta)
 
 
 def momentum(robot: Robot, q, v) -> tuple[Float[Array, "3"], Float[Array, "3"]]:
@@ -142,12 +158,13 @@ def momentum(robot: Robot, q, v) -> tuple[Float[Array, "3"], Float[Array, "3"]]:
 def center_of_mass(robot: Robot, q) -> Float[Array, "3"]:
     """World position of the system's centre of mass."""
     rots, poss = body_placements(robot, q)
-    weighted = sum(robot.mass[i] * (poss[i] + rots[i] @ robot.com[i]) for i in range(len(robot.parents)))
-    return weighted / robot.total_mass
+    points = poss + jnp.einsum("bij,bj->bi", rots, robot.com)
+    return robot.mass @ points / robot.total_mass
 
 
 def kinetic_energy(robot: Robot, q, v) -> Float[Array, ""]:
-    return 0.5 * v @ mass_matrix(robot, q) @ v
+    kin = kinematics(robot, q, v)
+    return 0.5 * jnp.einsum("bk,bkl,bl->", kin.twist, _body_inertias(robot), kin.twist)
 
 
 def frame_pose(robot: Robot, q, name: str):
@@ -164,28 +181,19 @@ def frame_jacobian(robot: Robot, q, name: str, reference: str = "world") -> Floa
     ``reference="world"``: velocity of the frame origin and angular velocity in world axes (Pinocchio's
     LOCAL_WORLD_ALIGNED); ``"local"``: both in the frame's own axes (Pinocchio's LOCAL).
     """
-    k = robot.frame_index(name)
-    rots, poss = body_placements(robot, q)
-    body = robot.frame_bodies[k]
-    rot_f, pos_f = spatial.compose(rots[body], poss[body], robot.frame_rot[k], robot.frame_pos[k])
-    rot_b, pos_b = rots[0], poss[0]
-    cols = jnp.zeros((6, robot.nv))
-    lin_base = jnp.concatenate([rot_b, -spatial.skew(pos_f - pos_b) @ rot_b], axis=1)
-    cols = cols.at[:3, :6].set(lin_base).at[3:, 3:6].set(rot_b)
-    j = body
-    while j != 0:
-        axis_w = rots[j] @ robot.axis[j]
-        if robot.joint_kinds[j] == "revolute":
-            col = jnp.concatenate([jnp.cross(axis_w, pos_f - poss[j]), axis_w])
-        else:
-            col = jnp.concatenate([axis_w, jnp.zeros(3)])
-        cols = cols.at[:, 5 + j].set(col)
-        j = robot.parents[j]
-    if reference == "local":
-        return jnp.concatenate([rot_f.T @ cols[:3], rot_f.T @ cols[3:]])
-    if reference != "world":
+    if reference not in ("world", "local"):
         raise ValueError(f"reference must be 'world' or 'local', got {reference!r}")
-    return cols
+    k = robot.frame_index(name)
+    kin = kinematics(robot, q)
+    body = robot.frame_bodies[k]
+    jac = kin.jac[body]
+    offset = robot.frame_pos[k]
+    lin = jac[:3] - spatial.skew(offset) @ jac[3:]  # velocity of the frame origin, body axes
+    rot = base_pose(q)[0] @ kin.rot[body]
+    if reference == "local":
+        rot_f = robot.frame_rot[k]
+        return jnp.concatenate([rot_f.T @ lin, rot_f.T @ jac[3:]])
+    return jnp.concatenate([rot @ lin, rot @ jac[3:]])
 
 
 def generalized_jacobian(robot: Robot, q, name: str) -> Float[Array, "6 n"]:
@@ -304,5 +312,5 @@ def restricted_dynamics(robot: Robot, q, v, tau, base_motion: BaseMotion, joint_
     joint_free = jnp.ones(n) if joint_free is None else joint_free
     basis_change = jax.scipy.linalg.block_diag(base_motion.basis, jnp.eye(n))
     mask = jnp.concatenate([base_motion.allowed, joint_free])
-    rhs = tau - bias_forces(robot, q, v)
-    return masked_solve(mass_matrix(robot, q), rhs, basis_change, mask)
+    h, b = mass_matrix_and_bias(robot, q, v)
+    return masked_solve(h, tau - b, basis_change, mask)

@@ -58,6 +58,11 @@ class Robot(eqx.Module):
         return 6 + self.n_joints
 
     @property
+    def revolute_mask(self) -> np.ndarray:
+        """1.0 for bodies moved by a revolute joint, 0.0 for prismatic joints and the base."""
+        return np.array([1.0 if kind == "revolute" else 0.0 for kind in self.joint_kinds])
+
+    @property
     def total_mass(self) -> Float[Array, ""]:
         return jnp.sum(self.mass)
 
@@ -114,22 +119,24 @@ def _joint_motion(kind: str, axis, value):
 
 
 def joint_transforms(robot: Robot, q_joints: Float[Array, " n"]):
-    """Placement (R, p) of every body ``i >= 1`` in its parent body at joint coordinates ``q_joints``."""
-    rots, poss = [], []
-    for i in range(1, len(robot.parents)):
-        rot, pos = _joint_motion(robot.joint_kinds[i], robot.axis[i], q_joints[i - 1])
-        r, p = spatial.compose(robot.placement_rot[i], robot.placement_pos[i], rot, pos)
-        rots.append(r)
-        poss.append(p)
+    """Placement (R, p) of every body in its parent at joint coordinates ``q_joints``: ``(nb,3,3), (nb,3)``.
+
+    Computed for all bodies at once (entry 0, the base, is the identity).
+    """
+    revolute = jnp.asarray(robot.revolute_mask)[:, None]
+    values = jnp.concatenate([jnp.zeros(1), q_joints])
+    joint_rot = spatial.axis_angle_rotation(robot.axis, values)
+    rot_motion = jnp.where(revolute[:, :, None] > 0, joint_rot, jnp.eye(3))
+    pos_motion = (1.0 - revolute) * robot.axis * values[:, None]
+    rots = robot.placement_rot @ rot_motion
+    poss = robot.placement_pos + jnp.einsum("bij,bj->bi", robot.placement_rot, pos_motion)
     return rots, poss
 
 
-def motion_subspace(robot: Robot, body: int) -> Float[Array, "6"]:
-    """Joint motion subspace ``S`` of body ``body >= 1`` in its own frame ([linear; angular])."""
-    zero = jnp.zeros(3)
-    if robot.joint_kinds[body] == "revolute":
-        return jnp.concatenate([zero, robot.axis[body]])
-    return jnp.concatenate([robot.axis[body], zero])
+def motion_subspaces(robot: Robot) -> Float[Array, "nb 6"]:
+    """Joint motion subspace ``S_i`` of every body in its own frame ([linear; angular]); row 0 unused."""
+    revolute = jnp.asarray(robot.revolute_mask)[:, None]
+    return jnp.concatenate([(1.0 - revolute) * robot.axis, revolute * robot.axis], axis=1)
 
 
 # ----------------------------------------------------------------------------- construction
