@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Callable
 
 import diffrax
+import jax
 import equinox as eqx
 import jax.numpy as jnp
 from jaxtyping import Array, Float
@@ -84,3 +85,98 @@ def check_result(result, phase: str) -> None:
         return
     if not ok:
         raise SolverFailure(f"integration failed in phase '{phase}': {diffrax.RESULTS[result]}")
+
+
+# ----------------------------------------------------------------------------- hybrid systems
+class HybridSolution(eqx.Module):
+    """Result of :func:`hybrid_solve`.
+
+    ``ts``/``ys``: the state on the fixed output grid (stitched across segments); ``segment_*``: one entry
+    per segment (``segment_end`` time, state at the end before the transition, mode before and after,
+    ``segment_event`` true where the segment ended with an event); ``status``: 0 ok, 1 solver failure,
+    2 segment budget exhausted; ``failed_mode``: the mode during a failure.
+    """
+
+    ts: Array
+    ys: object
+    final_y: object
+    final_mode: object
+    segment_end: Array
+    segment_y: object
+    segment_mode_before: object
+    segment_mode_after: object
+    segment_event: Array
+    status: Array
+    num_steps: Array
+
+
+def hybrid_solve(
+    vector_field: Callable,
+    conditions: Callable,
+    transition: Callable,
+    y0,
+    mode0,
+    t_final: float,
+    n_conditions: int,
+    n_save: int = 301,
+    solver: diffrax.AbstractSolver | None = None,
+    rtol: float = 1e-8,
+    atol: float = 1e-10,
+    max_steps: int = 20_000,
+    max_segments: int = 16,
+    dtmax: float | None = None,
+) -> HybridSolution:
+    r"""Integrate a hybrid system whose continuous dynamics depend on a discrete ``mode`` (a PyTree of arrays).
+
+    ``vector_field(t, y, mode)`` gives ``dy/dt``; ``conditions(t, y, mode)`` returns ``n_conditions`` values
+    that stay positive while ``mode`` holds; the first to cross zero ends the segment (a Diffrax event,
+    located by a Newton root find on the dense output, so the event time is differentiable by the implicit
+    function theorem); ``transition(t, y, mode)`` returns the state and mode the next segment starts from.
+    Segments are iterated by ``lax.scan`` over ``max_segments`` (a bounded, reverse-differentiable loop; a
+    finished run turns the remaining segments into zero-length solves). Use inside ``jit``.
+    """
+    import optimistix as optx
+    from jax import lax
+
+    grid = jnp.linspace(0.0, t_final, n_save)
+    events = diffrax.Event(
+        [lambda t, y, args, i=i, **kw: conditions(t, y, args)[i] for i in range(n_conditions)],
+        root_finder=optx.Newton(rtol=1e-12, atol=1e-12),
+        direction=False,
+    )
+    controller = diffrax.PIDController(rtol=rtol, atol=atol, dtmax=dtmax)
+    term = diffrax.ODETerm(lambda t, y, mode: vector_field(t, y, mode))
+    solver = solver or diffrax.Tsit5()
+    ys_init = jax.tree_util.tree_map(lambda x: jnp.zeros((n_save,) + jnp.shape(x)), y0)
+
+    def segment(carry, _):
+        t, y, mode, done, status, ys_acc, steps = carry
+        t_start = jnp.where(done, t_final, t)
+        sol = diffrax.diffeqsolve(
+            term, solver, t0=t_start, t1=t_final, dt0=None, y0=y, args=mode,
+            saveat=diffrax.SaveAt(subs=[diffrax.SubSaveAt(ts=jnp.clip(grid, t_start, t_final)), diffrax.SubSaveAt(t1=True)]),
+            stepsize_controller=controller, event=events, max_steps=max_steps, throw=False,
+        )
+        grid_ys, (t_end_arr, end_ys) = sol.ys[0], (sol.ts[1], sol.ys[1])
+        t_end = t_end_arr[0]
+        y_end = jax.tree_util.tree_map(lambda x: x[0], end_ys)
+        event = (sol.result == diffrax.RESULTS.event_occurred) & ~done
+        failed = (sol.result != diffrax.RESULTS.successful) & ~event & ~done
+        in_segment = (grid >= t_start) & ((grid < t_end) | (~event & (grid <= t_end))) & ~done
+        ys_acc = jax.tree_util.tree_map(
+            lambda acc, new: jnp.where(in_segment.reshape((-1,) + (1,) * (acc.ndim - 1)), new, acc), ys_acc, grid_ys
+        )
+        y_next, mode_next = transition(t_end, y_end, mode)
+        keep = lambda a, b: jax.tree_util.tree_map(lambda u, w: jnp.where(event, u, w), a, b)  # noqa: E731
+        y_next, mode_next = keep(y_next, y_end), keep(mode_next, mode)
+        status = jnp.where(failed, 1, status)
+        log = (t_end, y_end, mode, mode_next, event)
+        new_done = done | ~event
+        steps = steps + jnp.where(done, 0, sol.stats["num_steps"])
+        return (jnp.where(done, t, t_end), y_next, mode_next, new_done, status, ys_acc, steps), log
+
+    init = (jnp.asarray(0.0), y0, mode0, jnp.asarray(False), jnp.asarray(0), ys_init, jnp.asarray(0))
+    (t, y, mode, done, status, ys, steps), logs = lax.scan(segment, init, None, length=max_segments)
+    status = jnp.where((status == 0) & ~done, 2, status)
+    t_end, y_end, mode_before, mode_after, event = logs
+    return HybridSolution(grid, ys, y, mode, t_end, y_end, mode_before, mode_after, event, status, steps)
