@@ -16,7 +16,7 @@ from .config import ConfigError, apply_overrides, read_toml, validate
 
 SCENARIOS = {
     "motion": "diffspace.scenarios.free_floating",
-    "ejection": "diffspace.scenarios.ejection",
+    "ejection": "diffspace.scenarios.ejection_study",
     "impact": "diffspace.scenarios.impact",
     "snare": "diffspace.scenarios.snare",
     "capture": "diffspace.scenarios.capture",

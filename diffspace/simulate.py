@@ -112,12 +112,11 @@ class HybridSolution(eqx.Module):
 
 def hybrid_solve(
     vector_field: Callable,
-    conditions: Callable,
+    conditions: list[Callable],
     transition: Callable,
     y0,
     mode0,
     t_final: float,
-    n_conditions: int,
     n_save: int = 301,
     solver: diffrax.AbstractSolver | None = None,
     rtol: float = 1e-8,
@@ -128,8 +127,8 @@ def hybrid_solve(
 ) -> HybridSolution:
     r"""Integrate a hybrid system whose continuous dynamics depend on a discrete ``mode`` (a PyTree of arrays).
 
-    ``vector_field(t, y, mode)`` gives ``dy/dt``; ``conditions(t, y, mode)`` returns ``n_conditions`` values
-    that stay positive while ``mode`` holds; the first to cross zero ends the segment (a Diffrax event,
+    ``vector_field(t, y, mode)`` gives ``dy/dt``; each of ``conditions`` maps ``(t, y, mode)`` to a scalar
+    that stays positive while ``mode`` holds; the first to cross zero ends the segment (a Diffrax event,
     located by a Newton root find on the dense output, so the event time is differentiable by the implicit
     function theorem); ``transition(t, y, mode)`` returns the state and mode the next segment starts from.
     Segments are iterated by ``lax.scan`` over ``max_segments`` (a bounded, reverse-differentiable loop; a
@@ -140,7 +139,7 @@ def hybrid_solve(
 
     grid = jnp.linspace(0.0, t_final, n_save)
     events = diffrax.Event(
-        [lambda t, y, args, i=i, **kw: conditions(t, y, args)[i] for i in range(n_conditions)],
+        [lambda t, y, args, c=c, **kw: c(t, y, args) for c in conditions],
         root_finder=optx.Newton(rtol=1e-12, atol=1e-12),
         direction=False,
     )

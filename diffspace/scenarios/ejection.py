@@ -94,18 +94,30 @@ def _vector_field(model: EjectionModel):
     return field
 
 
-def _conditions(model: EjectionModel):
-    def conditions(t, y, mode):
-        q, v, _ = y
-        phase, slip_dir = mode
-        separation = jnp.where(phase == RAIL, model.compression - model.rail_axis @ q[:3], 1.0)
-        if not model.friction.is_hybrid:
-            return jnp.concatenate([separation[None], jnp.ones(model.robot.n_joints)])
-        _, constraint, _ = model.dynamics(q, v, mode)
-        margins = model.friction.stick_margin(constraint[6:], v[6:], slip_dir)
-        return jnp.concatenate([separation[None], margins])
+def _conditions(model: EjectionModel) -> list:
+    """``[separation, breakaway, slip_1..slip_n]``: each positive while the current mode holds.
 
-    return conditions
+    Only the breakaway condition (the smallest static-friction margin over the stuck joints) needs the
+    holding torques, so the constrained dynamics is evaluated once per check; the others are cheap.
+    """
+
+    def separation(t, y, mode):
+        return jnp.where(mode[0] == RAIL, model.compression - model.rail_axis @ y[0][:3], 1.0)
+
+    if not model.friction.is_hybrid:
+        return [separation]
+
+    def breakaway(t, y, mode):
+        q, v, _ = y
+        _, constraint, _ = model.dynamics(q, v, mode)
+        stuck = mode[1] == 0
+        margins = model.friction.stick_margin(constraint[6:], v[6:], mode[1])
+        return jnp.where(jnp.any(stuck), jnp.min(jnp.where(stuck, margins, jnp.inf)), 1.0)
+
+    def slip(j):
+        return lambda t, y, mode: jnp.where(mode[1][j] != 0, mode[1][j] * y[1][6 + j], 1.0)
+
+    return [separation, breakaway] + [slip(j) for j in range(model.robot.n_joints)]
 
 
 def settle(model: EjectionModel, y, mode):
@@ -174,7 +186,7 @@ def simulate_ejection(
     y0, mode0 = settle(model, y0, (jnp.asarray(RAIL), start_dir))
     solution = hybrid_solve(
         _vector_field(model), _conditions(model), lambda t, y, mode: settle(model, y, mode), y0, mode0, t_final,
-        n_conditions=1 + n, n_save=n_save, rtol=rtol, atol=atol, max_steps=max_steps,
+        n_save=n_save, rtol=rtol, atol=atol, max_steps=max_steps,
         max_segments=max_segments, solver=solver,
     )
     return EjectionRun(solution, mode0, equivalent_mass(model, q0, mode0[1]))
