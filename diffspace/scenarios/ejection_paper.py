@@ -56,9 +56,10 @@ Assumptions where the paper is ambiguous or inconsistent:
 4. Eq. 20c as printed has the wrong sign; we use the first rising root of z(t) in closed form. Eq. 20d's
    :math:`\Delta\psi_j` is read as the offset keeping F continuous at segment starts.
 5. In flight the paper freezes :math:`{}^0\bar H` until t_s (eqs. 32-34); we keep recomputing it per
-   segment (attitude and slipping set), as in the rail (eq. 39 with m = 0..3 is the same idea). The base
-   rotation in flight is ignored (mass matrix at identity base attitude): exact for the magnitudes in
-   plane mode, an approximation for the space mode's angular velocity.
+   segment (attitude and slipping set), as in the rail (eq. 39 with m = 0..3 is the same idea). The
+   equations are in base axes, where the base attitude does not enter; the attitude is only tracked
+   (midpoint rule per segment) to express eq. 42 in the base axes at t_s and report :math:`\omega_s` in
+   world axes (exact in plane mode, where the rotation is about one axis).
 6. Stick/slip decisions use the hybrid rule of :mod:`diffspace.friction` (the rule of
    ``ejection.settle``) at segment boundaries only; a stuck joint cannot break loose inside a segment.
    ``smooth`` friction is treated as hybrid with the same parameters.
@@ -78,6 +79,7 @@ import numpy as np
 
 from ..dynamics import center_of_mass, mass_matrix, mass_matrix_and_bias, masked_solve, momentum
 from ..friction import JointFriction
+from ..spatial import so3_exp
 from .ejection import FLIGHT, RAIL, EjectionModel
 
 _RATE_TOL = 1e-8  # rad/s, as ejection.settle
@@ -269,6 +271,7 @@ def paper_ejection(model: EjectionModel, joint_angles, dt: float = 0.02, max_seg
         new = dict(t=t + s, z=z_new, zd=jnp.where(rail, zd_new, zd), psi=psi, om=om, theta=c["theta"] + d_theta,
                    thetad=thetad, vb=v[:6] + dv[:6], slip=slip, phase=phase, loss=c["loss"] + loss,
                    force=f0 + fa * jnp.cos(om * s) + fb * jnp.sin(om * s), n=c["n"] + 1,
+                   rot=c["rot"] @ so3_exp(0.5 * s * (v[3:6] + v[3:6] + dv[3:6])),  # base attitude (flight)
                    m_eq0=jnp.where(c["n"] == 0, m_eq, c["m_eq0"]))
         new = {key: jnp.where(stable, c[key], val) for key, val in new.items()}  # stable: no further motion
         new.update(done=stable, phase=phase, slip=slip, thetad=jnp.where(stable, v[6:], thetad),
@@ -282,10 +285,11 @@ def paper_ejection(model: EjectionModel, joint_angles, dt: float = 0.02, max_seg
     carry = dict(t=zero, z=-l, zd=zero, psi=zero, om=zero, theta=theta0, thetad=jnp.zeros(n), vb=jnp.zeros(6),
                  slip=slip0, phase=jnp.asarray(RAIL), loss=zero, force=k * l, n=jnp.asarray(0), m_eq0=zero,
                  done=jnp.asarray(False), t_r=jnp.asarray(jnp.nan), theta_r=theta0, v_r=jnp.zeros(robot.nv),
-                 t_s=jnp.asarray(jnp.nan))
+                 t_s=jnp.asarray(jnp.nan), rot=jnp.eye(3))
     c, _ = jax.lax.scan(segment, carry, None, length=max_segments)
 
-    # eqs. 41-42: angular momentum about the CoM at t_r, rigid inertia at the final attitude
+    # eqs. 41-42: angular momentum about the CoM at t_r (world = base axes: no rotation in the rail), rigid
+    # inertia at the final attitude; solved in base axes at t_s (base attitude ``rot``), reported in world axes
     q_r = _config(model, l, c["theta_r"])
     mass = robot.total_mass
     p_lin, l_ang = momentum(robot, q_r, c["v_r"])
@@ -295,9 +299,10 @@ def paper_ejection(model: EjectionModel, joint_angles, dt: float = 0.02, max_seg
     i_all = mass_matrix(robot, q_s)[3:6, 3:6] - mass * (com_s @ com_s * jnp.eye(3) - jnp.outer(com_s, com_s))
     rot, allowed = model.flight.basis[3:6, 3:6], model.flight.allowed[3:6]
     reduced = allowed[:, None] * (rot.T @ i_all @ rot) * allowed[None, :] + jnp.diag(1.0 - allowed)
-    omega = rot @ jnp.linalg.solve(reduced, allowed * (rot.T @ l_com))
+    omega_base = rot @ jnp.linalg.solve(reduced, allowed * (rot.T @ c["rot"].T @ l_com))
+    omega = c["rot"] @ omega_base
     spring_energy = 0.5 * k * l**2
-    v_energy = jnp.sqrt(jnp.maximum(2.0 * (spring_energy - c["loss"]) - omega @ i_all @ omega, 0.0) / mass)  # eq. 40
+    v_energy = jnp.sqrt(jnp.maximum(2.0 * (spring_energy - c["loss"]) - omega_base @ i_all @ omega_base, 0.0) / mass)  # eq. 40
     separated, stable = c["phase"] == FLIGHT, c["done"]
     nan_unless = lambda ok, x: jnp.where(ok, x, jnp.nan)  # noqa: E731
     norm = lambda x: jnp.sqrt(jnp.where(x @ x > 0, x @ x, 1.0)) * (x @ x > 0)  # noqa: E731  (NaN-free grad at 0)

@@ -27,6 +27,7 @@ from ..output import plot_panels, print_summary, write_summary, write_timeseries
 from ..simulate import SolverFailure
 from .common import ROBOT_FIELDS, SIMULATION_FIELDS, joint_angles_from_config, robot_from_config
 from .ejection import EjectionModel, simulate_ejection
+from .ejection_design import DESIGN_SECTIONS, fit, optimize, sweep  # noqa: F401  (CLI entry points)
 from .ejection_results import EjectionResult, ejection_result
 
 DEFAULT_LOCKED = {"plane": [1, 3, 5, 7], "space": []}
@@ -37,7 +38,6 @@ def _nonneg_list(value):
 
 
 def schema() -> Schema:
-    from .ejection_design import DESIGN_SECTIONS
 
     simulation = dict(SIMULATION_FIELDS)
     simulation["max_segments"] = Field("int", 16, min=2, max=200, help="bound on hybrid events")
