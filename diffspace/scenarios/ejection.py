@@ -123,29 +123,35 @@ def _conditions(model: EjectionModel) -> list:
 def settle(model: EjectionModel, y, mode):
     """Resolve the modes at an event: separation, slipping joints that stopped, stuck joints that break loose.
 
-    Slipping joints whose rate reached zero stick (rate set to exactly zero); then, repeatedly, the stuck
-    joint exceeding its static torque by the most breaks loose in the direction opposite to its holding
-    torque, and the holding torques are recomputed (at most ``n`` releases).
+    Slipping joints whose rate reached zero stick (rate set to exactly zero). Then a consistent mode set is
+    found by single pivots, each recomputing the constrained dynamics: a joint at rest marked slipping whose
+    acceleration opposes its slip direction sticks again; otherwise the stuck joint exceeding its static
+    torque by the most breaks loose, opposite to its holding torque. (Releasing one joint changes the others'
+    loads, so a joint released earlier may have to stick again: the set MuJoCo's friction solver finds.)
     """
     q, v, loss = y
     phase, slip_dir = mode
-    phase = jnp.where((phase == RAIL) & (model.compression - model.rail_axis @ q[:3] <= _SEPARATION_TOL * model.compression), FLIGHT, phase)
+    separated = model.compression - model.rail_axis @ q[:3] <= _SEPARATION_TOL * model.compression
+    phase = jnp.where((phase == RAIL) & separated, FLIGHT, phase)
     if not model.friction.is_hybrid:
         return y, (phase, slip_dir)
     stopped = (slip_dir != 0) & (slip_dir * v[6:] <= _RATE_TOL)
     slip_dir = jnp.where(stopped, 0.0, slip_dir)
     v = v.at[6:].set(jnp.where(stopped, 0.0, v[6:]))
     static = model.friction.static_torque
+    at_rest = v[6:] == 0.0
 
-    def release_one(_, slip):
-        _, constraint, _ = model.dynamics(q, v, (phase, slip))
-        holding = jax.lax.stop_gradient(constraint[6:])
+    def pivot(_, slip):
+        accel, constraint, _ = jax.lax.stop_gradient(model.dynamics(q, v, (phase, slip)))
+        holding = constraint[6:]
+        wrong_way = jnp.where((slip != 0) & at_rest, -slip * accel[6:], -jnp.inf)
         excess = jnp.where(slip == 0, jnp.abs(holding) - static * (1 - _SEPARATION_TOL), -jnp.inf)
-        worst = jnp.argmax(excess)
-        release = excess[worst] > 0
-        return slip.at[worst].set(jnp.where(release, -jnp.sign(holding[worst]), slip[worst]))
+        restick, release = jnp.argmax(wrong_way), jnp.argmax(excess)
+        slip_restuck = slip.at[restick].set(0.0)
+        slip_released = slip.at[release].set(jnp.where(excess[release] > 0, -jnp.sign(holding[release]), slip[release]))
+        return jnp.where(wrong_way[restick] > 0, slip_restuck, slip_released)
 
-    slip_dir = jax.lax.fori_loop(0, model.robot.n_joints, release_one, slip_dir)
+    slip_dir = jax.lax.fori_loop(0, 2 * model.robot.n_joints + 1, pivot, slip_dir)
     return (q, v, loss), (phase, slip_dir)
 
 

@@ -41,6 +41,7 @@ DESIGN_SECTIONS = {
         "initial_coulomb_N_m": Field("float", 1.5, gt=0.0),
         "velocity_std_m_s": Field("float", 1e-3, gt=0.0, help="measurement noise, scales the residuals"),
         "angular_rate_std_deg_s": Field("float", 0.1, gt=0.0),
+        "angle_std_deg": Field("float", 0.05, gt=0.0, help="encoder noise of joint{j}_change_final_deg columns"),
     },
     "sweep": {
         "samples": Field("int", 256, min=1),
@@ -169,7 +170,11 @@ def optimize(cfg: dict, out: Path) -> dict:
 
 
 def read_ejection_data(path: Path, robot, free: list[int]) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-    """Rows of ``attitude`` (a name of the robot) or ``q1_deg..qn_deg``, and the measured quantities."""
+    """Rows of ``attitude`` (a name of the robot) or ``q1_deg..qn_deg``, and the measured quantities.
+
+    Measured columns: ``separation_velocity_m_s`` (required), ``stable_angular_velocity_deg_s`` and
+    ``joint{j}_change_final_deg`` for free joints ``j`` (1-based; the encoder reading after the ejection).
+    """
     if not path.is_file():
         raise ConfigError(f"data file not found: {path}")
     with path.open(newline="") as fh:
@@ -180,7 +185,9 @@ def read_ejection_data(path: Path, robot, free: list[int]) -> tuple[np.ndarray, 
     if "separation_velocity_m_s" not in header:
         raise ConfigError(f"{path}: missing column separation_velocity_m_s (found: {', '.join(header)})")
     names = dict(robot.attitudes)
-    angles, measured = [], {"separation_velocity_m_s": [], "stable_angular_velocity_deg_s": []}
+    angles = []
+    measured = {"separation_velocity_m_s": [], "stable_angular_velocity_deg_s": []}
+    measured.update({f"joint{j + 1}_change_final_deg": [] for j in free})
     for r, row in enumerate(rows, start=1):
         if "attitude" in row:
             if row["attitude"] not in names:
@@ -213,6 +220,7 @@ def fit(cfg: dict, data_path: Path, out: Path) -> dict:
     spec = cfg["fit"]
     angles, measured = read_ejection_data(data_path, case.robot, case.free)
     scales = {"separation_velocity_m_s": spec["velocity_std_m_s"], "stable_angular_velocity_deg_s": spec["angular_rate_std_deg_s"]}
+    scales.update({f"joint{j + 1}_change_final_deg": spec["angle_std_deg"] for j in case.free})
     index = {"viscous": 4, "coulomb": 3}
     initial = {name: spec[f"initial_{name}_{'N_m_s_rad' if name == 'viscous' else 'N_m'}"] for name in spec["parameters"]}
 
@@ -221,8 +229,10 @@ def fit(cfg: dict, data_path: Path, out: Path) -> dict:
         for name, value in params.items():
             p = p.at[index[name]].set(value)
         result, _ = study.evaluate(case, a, p)
+        changes = jnp.rad2deg(result.joint_change_final)
         return {"separation_velocity_m_s": result.separation_velocity,
-                "stable_angular_velocity_deg_s": jnp.rad2deg(_safe_norm(result.stable_angular_velocity))}
+                "stable_angular_velocity_deg_s": jnp.rad2deg(_safe_norm(result.stable_angular_velocity)),
+                **{f"joint{j + 1}_change_final_deg": changes[k] for k, j in enumerate(case.free)}}
 
     rows = jnp.asarray(angles)
 

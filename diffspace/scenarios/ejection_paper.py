@@ -62,9 +62,11 @@ Assumptions where the paper is ambiguous or inconsistent:
    world axes (exact in plane mode, where the rotation is about one axis).
 6. Stick/slip decisions use the hybrid rule of :mod:`diffspace.friction` (the rule of
    ``ejection.settle``) at segment boundaries only; a stuck joint cannot break loose inside a segment.
-   ``smooth`` friction is treated as hybrid with the same parameters.
+   Joint stops are searched on a dt/16 grid then bisected (two zero crossings closer than dt/16 are
+   missed). ``smooth`` friction is treated as hybrid with the same parameters.
 7. The separation velocity is the base velocity along the rail (the paper's monitoring point O); the
-   stable velocity is the CoM speed, the stable angular velocity the magnitude of the rigid body's rate.
+   stable velocity is the CoM speed, the stable angular velocity the magnitude of the rigid body's rate
+   at t_s (in space mode it is not constant afterwards: torque-free motion about a non-principal axis).
 
 Pure and jit/vmap-able; reverse-mode gradients are exact (joint-stop and separation times are
 differentiated by the implicit function theorem), except where two slipping modes share a damping
@@ -86,7 +88,7 @@ _RATE_TOL = 1e-8  # rad/s, as ejection.settle
 _SEP_TOL = 1e-9  # relative to the compression
 _BIG = 1e9
 _GRID = 16  # sub-samples per segment when looking for a joint stop
-_BISECT = 60
+_BISECT = 40  # bracket dt/16 -> 1e-14 dt
 _GL_X, _GL_W = np.polynomial.legendre.leggauss(6)
 
 
@@ -279,14 +281,17 @@ def paper_ejection(model: EjectionModel, joint_angles, dt: float = 0.02, max_seg
         for key, val in (("t_r", t), ("theta_r", c["theta"]), ("v_r", v)):
             new[key] = jnp.where(separates, val, c[key])
         new["t_s"] = jnp.where(stable, t, c["t_s"])
-        return jax.tree_util.tree_map(lambda old, nw: jnp.where(c["done"], old, nw), c, new), None
+        return new, None
+
+    def segment_or_skip(c, _):  # finished runs skip the work (unbatched; under vmap both branches run)
+        return jax.lax.cond(c["done"], lambda c: (c, None), lambda c: segment(c, None), c)
 
     zero = jnp.asarray(0.0)
     carry = dict(t=zero, z=-l, zd=zero, psi=zero, om=zero, theta=theta0, thetad=jnp.zeros(n), vb=jnp.zeros(6),
                  slip=slip0, phase=jnp.asarray(RAIL), loss=zero, force=k * l, n=jnp.asarray(0), m_eq0=zero,
                  done=jnp.asarray(False), t_r=jnp.asarray(jnp.nan), theta_r=theta0, v_r=jnp.zeros(robot.nv),
                  t_s=jnp.asarray(jnp.nan), rot=jnp.eye(3))
-    c, _ = jax.lax.scan(segment, carry, None, length=max_segments)
+    c, _ = jax.lax.scan(segment_or_skip, carry, None, length=max_segments)
 
     # eqs. 41-42: angular momentum about the CoM at t_r (world = base axes: no rotation in the rail), rigid
     # inertia at the final attitude; solved in base axes at t_s (base attitude ``rot``), reported in world axes
@@ -302,7 +307,8 @@ def paper_ejection(model: EjectionModel, joint_angles, dt: float = 0.02, max_seg
     omega_base = rot @ jnp.linalg.solve(reduced, allowed * (rot.T @ c["rot"].T @ l_com))
     omega = c["rot"] @ omega_base
     spring_energy = 0.5 * k * l**2
-    v_energy = jnp.sqrt(jnp.maximum(2.0 * (spring_energy - c["loss"]) - omega_base @ i_all @ omega_base, 0.0) / mass)  # eq. 40
+    kinetic = 2.0 * (spring_energy - c["loss"]) - omega_base @ i_all @ omega_base  # eq. 40: 2 x translational KE
+    v_energy = jnp.sqrt(jnp.maximum(kinetic, 0.0) / mass)
     separated, stable = c["phase"] == FLIGHT, c["done"]
     nan_unless = lambda ok, x: jnp.where(ok, x, jnp.nan)  # noqa: E731
     norm = lambda x: jnp.sqrt(jnp.where(x @ x > 0, x @ x, 1.0)) * (x @ x > 0)  # noqa: E731  (NaN-free grad at 0)

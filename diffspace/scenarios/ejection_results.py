@@ -21,7 +21,7 @@ class EjectionResult(eqx.Module):
     stable: Array
     stable_time: Float[Array, ""]
     stable_velocity: Float[Array, ""]
-    stable_angular_velocity: Float[Array, "3"]
+    stable_angular_velocity: Float[Array, "3"]  # world axes, at the stable time
     joint_change_final: Float[Array, " n"]
     spring_energy: Float[Array, ""]
     kinetic_energy_final: Float[Array, ""]
@@ -45,8 +45,10 @@ def ejection_result(model: EjectionModel, run: EjectionRun, joint_angles) -> Eje
     else:
         all_stuck = jnp.asarray(False)
     stable = (final_phase == FLIGHT) & all_stuck
-    last_event = jnp.max(jnp.where(sol.segment_event, sol.segment_end, 0.0))
-    com_velocity, omega = rigid_motion(model, q_end, v_end)
+    last = jnp.argmax(jnp.where(sol.segment_event, sol.segment_end, -1.0))
+    q_stable, v_stable, _ = (x[last] for x in sol.segment_y)
+    # at t_s: in space a rigid body off its principal axes keeps changing its angular velocity afterwards
+    com_velocity, omega = rigid_motion(model, q_stable, v_stable)
     return EjectionResult(
         equivalent_mass=run.equivalent_mass,
         separated=jnp.any(is_separation),
@@ -54,7 +56,7 @@ def ejection_result(model: EjectionModel, run: EjectionRun, joint_angles) -> Eje
         separation_velocity=model.rail_axis @ v_sep[:3],
         joint_change_at_separation=q_sep[7:] - joint_angles,
         stable=stable,
-        stable_time=last_event,
+        stable_time=sol.segment_end[last],
         stable_velocity=jnp.linalg.norm(com_velocity),
         stable_angular_velocity=omega,
         joint_change_final=q_end[7:] - joint_angles,

@@ -1,0 +1,56 @@
+"""``diffspace bench`` runs and writes its JSON (tiny sizes; no timing thresholds: speed is never tested)."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from diffspace.bench import BenchConfig, run_bench
+
+
+def _positive_finite(res: dict, keys):
+    for key in keys:
+        assert key in res, f"missing key {key}"
+        value = res[key]
+        assert isinstance(value, (int, float)) and math.isfinite(value) and value > 0, (key, value)
+
+
+def test_bench_dynamics_writes_json(tmp_path):
+    cfg = BenchConfig(fd_batch=8, fd_repeats=1, pin_calls=8, ejection=False)
+    res = run_bench(quick=True, out=tmp_path, config=cfg, progress=False)
+    bench = json.loads((tmp_path / "bench.json").read_text())
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert bench == summary
+    assert bench["fd_batch_size"] == 8
+    _positive_finite(
+        bench, ["forward_dynamics_per_sample_s", "mass_matrix_per_sample_s", "forward_dynamics_compile_s",
+                "mass_matrix_compile_s", "forward_dynamics_single_call_s", "total_wall_s"],
+    )
+    assert res["fd_batch_size"] == 8
+    pytest.importorskip("pinocchio")
+    _positive_finite(
+        bench, ["forward_dynamics_per_sample_vs_pinocchio_aba", "mass_matrix_per_sample_vs_pinocchio_crba",
+                "pinocchio_aba_per_call_s", "pinocchio_crba_per_call_s"],
+    )
+    assert bench["forward_dynamics_max_abs_diff_vs_pinocchio"] < 1e-8  # same robot, same answer
+
+
+@pytest.mark.slow
+def test_bench_ejection_writes_json(tmp_path):
+    cfg = BenchConfig(
+        fd_batch=4, fd_repeats=1, pin_calls=4, ejection_friction="none", ejection_batch=2, ejection_repeats=1,
+        ejection_max_segments=3, accuracy=1e-4, rtol_ladder=(1e-6,), mujoco_ladder=(("RK4", 1e-3),), gradient=True,
+    )
+    run_bench(quick=True, out=tmp_path, config=cfg, progress=False)
+    bench = json.loads((tmp_path / "bench.json").read_text())
+    _positive_finite(
+        bench, ["ejection_single_sims_per_s", "ejection_batched_sims_per_s", "ejection_compile_single_s",
+                "ejection_compile_batched_s", "ejection_gradient_vs_forward", "ejection_gradient_compile_s"],
+    )
+    assert bench["ejection_reference_failures"] == 0
+    assert bench["ejection_gradient_finite"]
+    if "mujoco_version" in bench:
+        _positive_finite(bench, ["mujoco_single_sims_per_s", "mujoco_batched_sims_per_s", "ejection_batched_vs_mujoco"])
+        assert bench["mujoco_accuracy_reached"]
