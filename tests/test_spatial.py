@@ -4,6 +4,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from diffspace import spatial
 
@@ -75,3 +77,12 @@ def test_motion_and_force_transforms_are_dual():
 def test_combine_inertia_parallel_axis():
     m, c, i = spatial.combine_inertia(1.0, jnp.array([1.0, 0, 0]), jnp.zeros((3, 3)), 1.0, jnp.array([-1.0, 0, 0]), jnp.zeros((3, 3)))
     assert m == 2.0 and np.allclose(c, 0) and np.allclose(i, np.diag([0.0, 2.0, 2.0]))
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.floats(-3.0, 3.0), min_size=3, max_size=3), st.lists(st.floats(-3.0, 3.0), min_size=3, max_size=3))
+def test_quaternion_product_is_rotation_composition(a, b):
+    qa, qb = spatial.quat_exp(jnp.array(a)), spatial.quat_exp(jnp.array(b))
+    composed = spatial.quat_to_rotation(spatial.quat_multiply(qa, qb))
+    assert np.allclose(composed, spatial.quat_to_rotation(qa) @ spatial.quat_to_rotation(qb), atol=1e-12)
+    assert np.allclose(spatial.rotation_to_quat(composed) @ spatial.rotation_to_quat(composed), 1.0, atol=1e-12)

@@ -205,12 +205,12 @@ def run(cfg: dict, out: Path) -> dict:
     return summary
 
 
-def paper_comparison(case: Case, full: dict) -> dict:
+def paper_comparison(case: Case, full: dict, angles=None) -> dict:
     """The paper's semi-analytic recursion on the same case and its relative difference to the full model."""
     from .ejection_paper import paper_ejection
 
-    model, free_angles = model_of(case)
-    paper = {k: (np.asarray(v).tolist() if np.ndim(v) else float(v)) for k, v in paper_ejection(model, free_angles).items()}
+    model, free_angles = model_of(case, angles)
+    paper = {k: (np.asarray(v).tolist() if np.ndim(v) else float(v)) for k, v in jax.jit(paper_ejection)(model, free_angles).items()}
     diff = {}
     for key, value in paper.items():
         ref = full.get(key)
@@ -248,6 +248,8 @@ def run_default(cfg: dict, out: Path) -> dict:
         entry = summary_of(case, result)
         entry["equivalent_mass_space_frictionless_kg"] = float(m_space[k])
         entry["equivalent_mass_plane_frictionless_kg"] = float(m_plane[k])
+        if cfg["ejection"]["method"] == "paper":
+            entry["paper_method"] = paper_comparison(case, entry, angles[k])
         table[name] = entry
         write_run_outputs(case, jax.tree_util.tree_map(lambda x: x[k], runs), out, f"_{name}")
     summary = {"study": "five-attitude ejection (plane mode)", "attitudes": table}

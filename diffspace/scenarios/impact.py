@@ -131,13 +131,14 @@ def friction_force(cfg: dict, mu=None):
     return mu * (cfg["impact"]["mass1_kg"] + cfg["impact"]["mass2_kg"]) * fr["gravity_m_s2"]
 
 
-def _simulate(cfg: dict, law, speed, f, n_save: int = 0, with_gap: bool = True) -> dict:
+def _simulate(cfg: dict, law, speed, f, n_save: int = 0, with_gap: bool = True, adjoint: str = "reverse") -> dict:
     sim, imp = cfg["simulation"], cfg["impact"]
     gap = imp["initial_gap_m"] if with_gap else 0.0
     return simulate_impact(
         law, jnp.asarray(equivalent_mass(cfg)), jnp.asarray(speed, float), jnp.asarray(f, float),
         jnp.asarray(gap), jnp.asarray(imp["t_max_s"]), friction_model=cfg["friction"]["model"],
         approach_phase=gap > 0.0, rtol=sim["rtol"], atol=sim["atol"], max_steps=sim["max_steps"], n_save=n_save,
+        adjoint=adjoint,
     )
 
 
@@ -246,17 +247,18 @@ def read_impact_data(path: Path) -> dict[str, np.ndarray]:
             "f_peak": cols["F_peak_measured_N"]}
 
 
-def predict(cfg: dict, speeds, params: dict | None = None) -> dict:
+def predict(cfg: dict, speeds, params: dict | None = None, adjoint: str = "reverse") -> dict:
     """Detached velocity and peak force at first-touch ``speeds`` (vmapped), NaN where the run failed.
 
-    ``params`` (optional) overrides ``stiffness``, ``restitution``, ``exponent``, ``mu`` (JAX-differentiable).
+    ``params`` (optional) overrides ``stiffness``, ``restitution``, ``exponent``, ``mu`` (JAX-differentiable;
+    ``adjoint="forward"`` for ``jax.jacfwd``).
     """
     p = params or {}
     law = build_law(cfg, p.get("stiffness"), p.get("exponent"), p.get("restitution"))
     f = friction_force(cfg, p.get("mu"))
 
     def one(v):
-        res = _simulate(cfg, law, v, f, with_gap=False)
+        res = _simulate(cfg, law, v, f, with_gap=False, adjoint=adjoint)
         ok = res["separated"]
         return (jnp.where(ok, res["detached_velocity_m_s"], jnp.nan), jnp.where(ok, res["peak_force_N"], jnp.nan))
 
@@ -289,12 +291,15 @@ def fit(cfg: dict, data_path: Path, out: Path):
             initial[name] = min(initial[name], 0.999)
     v_meas, f_meas = jnp.asarray(data["v_out"]), jnp.asarray(data["f_peak"])
 
-    def residuals(params):
-        pred = predict(cfg, data["v_in"], params)
+    def residuals(params):  # forward-mode Jacobian: few parameters, cheaper than reverse mode here
+        pred = predict(cfg, data["v_in"], params, adjoint="forward")
         return jnp.concatenate([pred["v_out"] / v_meas - 1.0, pred["f_peak"] / f_meas - 1.0])
 
-    result = least_squares(residuals, initial, {n: FIT_PARAMETERS[n][2] for n in names},
-                           max_iter=cfg["fit"]["max_iter"])
+    try:
+        result = least_squares(residuals, initial, {n: FIT_PARAMETERS[n][2] for n in names},
+                               max_iter=cfg["fit"]["max_iter"], jacobian="fwd")
+    except ValueError as err:  # start value outside a transform's range, or the start model fails
+        raise ConfigError(f"fit: {err} (parameters {', '.join(names)}, start {initial})") from None
     fitted = {s: dict(t) for s, t in cfg.items()}
     for name, value in result.params.items():
         section, key, _ = FIT_PARAMETERS[name]
