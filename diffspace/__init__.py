@@ -1,8 +1,8 @@
 """diffspace: differentiable space-mechanism dynamics in JAX.
 
 float64 is enabled at import (``jax_enable_x64``): the physics checks need 1e-9 agreement.
-Compiled programs are cached on disk (``$DIFFSPACE_CACHE_DIR``, default ``~/.cache/diffspace/xla``;
-set it to an empty string to disable), so the second run of a scenario skips its compile.
+Set ``DIFFSPACE_CACHE_DIR`` to cache compiled programs on disk, so the second run of a scenario skips its
+compile (opt-in: JAX's persistent cache is not safe for several processes writing it at once).
 """
 
 import os
@@ -10,7 +10,7 @@ import os
 import jax
 
 jax.config.update("jax_enable_x64", True)
-_cache = os.environ.get("DIFFSPACE_CACHE_DIR", os.path.join(os.path.expanduser("~"), ".cache", "diffspace", "xla"))
+_cache = os.environ.get("DIFFSPACE_CACHE_DIR", "")
 if _cache:
     jax.config.update("jax_compilation_cache_dir", _cache)
     jax.config.update("jax_persistent_cache_min_compile_time_secs", 1.0)

@@ -8,7 +8,8 @@ vectors are ``[linear; angular]``. The equations of motion are
 
 with ``H`` from the composite-rigid-body algorithm (CRBA) and ``b`` (Coriolis, centrifugal and optionally
 gravity) from the recursive Newton-Euler algorithm (RNEA) [Featherstone 2008, ch. 5-6]; this is the
-paper's eq. (8) with ``H`` of eq. (7). All functions are pure and unroll the tree at trace time.
+paper's eq. (8) with ``H`` of eq. (7). All functions are pure; the public ones are ``eqx.filter_jit``-wrapped, so eager calls compile once per
+robot structure (inside an outer ``jit`` they simply inline).
 """
 
 from __future__ import annotations
@@ -84,6 +85,7 @@ def base_pose(q: Float[Array, " nq"]):
     return spatial.quat_to_rotation(q[3:7]), q[:3]
 
 
+@eqx.filter_jit
 def body_placements(robot: Robot, q: Float[Array, " nq"]):
     """World placement of every body: rotations ``(nb,3,3)`` and positions ``(nb,3)``."""
     return _world(q, kinematics(robot, q))
@@ -111,11 +113,13 @@ def _bias(robot: Robot, kin: Kinematics):
     return jnp.einsum("bki,bk->i", kin.jac, forces)
 
 
+@eqx.filter_jit
 def mass_matrix(robot: Robot, q: Float[Array, " nq"]) -> Float[Array, "nv nv"]:
     """Joint-space inertia matrix ``H(q)`` (composite-rigid-body quantity, eq. (7) of the ejection paper)."""
     return _mass_matrix(robot, kinematics(robot, q))
 
 
+@eqx.filter_jit
 def bias_forces(
     robot: Robot, q: Float[Array, " nq"], v: Float[Array, " nv"], gravity: Float[Array, "3"] | None = None
 ) -> Float[Array, " nv"]:
@@ -123,24 +127,28 @@ def bias_forces(
     return _bias(robot, kinematics(robot, q, v, gravity))
 
 
+@eqx.filter_jit
 def inverse_dynamics(robot: Robot, q, v, a, gravity=None) -> Float[Array, " nv"]:
     """Generalised forces ``tau = H(q) a + b(q, v)``."""
     kin = kinematics(robot, q, v, gravity)
     return _mass_matrix(robot, kin) @ a + _bias(robot, kin)
 
 
+@eqx.filter_jit
 def mass_matrix_and_bias(robot: Robot, q, v, gravity=None):
     """``H(q)`` and ``b(q, v)`` from a single kinematics pass."""
     kin = kinematics(robot, q, v, gravity)
     return _mass_matrix(robot, kin), _bias(robot, kin)
 
 
+@eqx.filter_jit
 def forward_dynamics(robot: Robot, q, v, tau) -> Float[Array, " nv"]:
     """Accelerations ``H^{-1}(tau - b)`` of the free-floating system (Cholesky of ``H``)."""
     h, b = mass_matrix_and_bias(robot, q, v)
     return jax.scipy.linalg.cho_solve(jax.scipy.linalg.cho_factor(h), tau - b)
 
 
+@eqx.filter_jit
 def base_momentum(robot: Robot, q, v) -> Float[Array, "6"]:
     """Spatial momentum of the whole system about the base origin, in the base frame: the base rows of ``H v``."""
     kin = kinematics(robot, q, v)
@@ -148,6 +156,7 @@ def base_momentum(robot: Robot, q, v) -> Float[Array, "6"]:
     return jnp.einsum("bki,bk->i", kin.jac[:, :, :6], momenta)
 
 
+@eqx.filter_jit
 def momentum(robot: Robot, q, v) -> tuple[Float[Array, "3"], Float[Array, "3"]]:
     """Linear momentum and angular momentum about the world origin, both in the world frame."""
     rot_b, pos_b = base_pose(q)
@@ -155,6 +164,7 @@ def momentum(robot: Robot, q, v) -> tuple[Float[Array, "3"], Float[Array, "3"]]:
     return h[:3], h[3:]
 
 
+@eqx.filter_jit
 def center_of_mass(robot: Robot, q) -> Float[Array, "3"]:
     """World position of the system's centre of mass."""
     rots, poss = body_placements(robot, q)
@@ -162,6 +172,7 @@ def center_of_mass(robot: Robot, q) -> Float[Array, "3"]:
     return robot.mass @ points / robot.total_mass
 
 
+@eqx.filter_jit
 def kinetic_energy(robot: Robot, q, v) -> Float[Array, ""]:
     kin = kinematics(robot, q, v)
     return 0.5 * jnp.einsum("bk,bkl,bl->", kin.twist, _body_inertias(robot), kin.twist)
@@ -169,9 +180,13 @@ def kinetic_energy(robot: Robot, q, v) -> Float[Array, ""]:
 
 def frame_pose(robot: Robot, q, name: str):
     """World rotation and position of a named frame (any link of the description, merged or not)."""
-    k = robot.frame_index(name)
+    return _frame_pose(robot, q, jnp.asarray(robot.frame_index(name)))
+
+
+@eqx.filter_jit
+def _frame_pose(robot: Robot, q, k):
     rots, poss = body_placements(robot, q)
-    body = robot.frame_bodies[k]
+    body = jnp.asarray(robot.frame_bodies)[k]
     return spatial.compose(rots[body], poss[body], robot.frame_rot[k], robot.frame_pos[k])
 
 
@@ -183,16 +198,16 @@ def frame_jacobian(robot: Robot, q, name: str, reference: str = "world") -> Floa
     """
     if reference not in ("world", "local"):
         raise ValueError(f"reference must be 'world' or 'local', got {reference!r}")
-    k = robot.frame_index(name)
+    return _frame_jacobian(robot, q, jnp.asarray(robot.frame_index(name)), reference == "local")
+
+
+@eqx.filter_jit
+def _frame_jacobian(robot: Robot, q, k, local: bool):
     kin = kinematics(robot, q)
-    body = robot.frame_bodies[k]
+    body = jnp.asarray(robot.frame_bodies)[k]
     jac = kin.jac[body]
-    offset = robot.frame_pos[k]
-    lin = jac[:3] - spatial.skew(offset) @ jac[3:]  # velocity of the frame origin, body axes
-    rot = base_pose(q)[0] @ kin.rot[body]
-    if reference == "local":
-        rot_f = robot.frame_rot[k]
-        return jnp.concatenate([rot_f.T @ lin, rot_f.T @ jac[3:]])
+    lin = jac[:3] - spatial.skew(robot.frame_pos[k]) @ jac[3:]  # velocity of the frame origin, body axes
+    rot = robot.frame_rot[k].T if local else base_pose(q)[0] @ kin.rot[body]
     return jnp.concatenate([rot @ lin, rot @ jac[3:]])
 
 
@@ -302,6 +317,7 @@ def masked_solve(h, rhs, basis_change, free_mask):
     return accel, constraint
 
 
+@eqx.filter_jit
 def restricted_dynamics(robot: Robot, q, v, tau, base_motion: BaseMotion, joint_free=None):
     """Accelerations and constraint forces with the base restricted and joints with ``joint_free == 0`` held.
 

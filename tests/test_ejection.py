@@ -75,6 +75,7 @@ def test_energy_budget_closes_with_stick_slip():
     assert result.friction_loss > 0.01 * result.spring_energy
 
 
+@pytest.mark.slow
 def test_smooth_friction_converges_to_hybrid():
     hybrid, _ = evaluate_jit(*(lambda c: (c, c.angles, c.params))(_case("ejection.attitude=\"attitude_2\"")))
     errors = []
@@ -92,6 +93,7 @@ def test_smooth_friction_converges_to_hybrid():
     assert errors[2] < 2e-3
 
 
+@pytest.mark.timeout(1500)
 def test_gradient_of_stable_velocity_matches_finite_differences():
     case = _case()
     free = np.array(case.free)
