@@ -75,7 +75,7 @@ def test_energy_budget_closes_with_stick_slip():
     assert result.friction_loss > 0.01 * result.spring_energy
 
 
-@pytest.mark.slow
+@pytest.mark.timeout(1200)
 def test_smooth_friction_converges_to_hybrid():
     hybrid, _ = evaluate_jit(*(lambda c: (c, c.angles, c.params))(_case("ejection.attitude=\"attitude_2\"")))
     errors = []
