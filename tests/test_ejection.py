@@ -77,7 +77,8 @@ def test_energy_budget_closes_with_stick_slip():
 
 @pytest.mark.timeout(1200)
 def test_smooth_friction_converges_to_hybrid():
-    hybrid, _ = evaluate_jit(*(lambda c: (c, c.angles, c.params))(_case("ejection.attitude=\"attitude_2\"")))
+    hybrid_case = _case("ejection.attitude=\"attitude_2\"")
+    hybrid, _ = evaluate_jit(hybrid_case, hybrid_case.angles, hybrid_case.params)
     errors = []
     for eps in (1e-2, 1e-3, 1e-4):
         case = _case("friction.model=\"smooth\"", f"friction.smooth_velocity_rad_s={eps}", "ejection.attitude=\"attitude_2\"",

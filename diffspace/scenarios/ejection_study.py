@@ -13,7 +13,6 @@ Config (public contract, issue 3)::
 from __future__ import annotations
 
 import dataclasses
-from functools import partial
 from pathlib import Path
 
 import equinox as eqx
@@ -126,9 +125,7 @@ def evaluate(case: Case, angles=None, params=None) -> tuple[EjectionResult, obje
     return ejection_result(model, run, free_angles), run
 
 
-@partial(jax.jit, static_argnames=())
-def evaluate_jit(case: Case, angles, params):
-    return evaluate(case, angles, params)
+evaluate_jit = jax.jit(evaluate)
 
 
 def check_run(result: EjectionResult, label: str) -> None:
