@@ -157,33 +157,6 @@ def _random_states(robot, batch: int, rng: np.random.Generator):
     return q, v, tau
 
 
-class _Pinocchio:
-    """Pinocchio model of a URDF with our joint order and coordinates (continuous joints as cos/sin)."""
-
-    def __init__(self, urdf: Path, robot):
-        import pinocchio as pin
-
-        self.pin = pin
-        self.model = pin.buildModelFromUrdf(str(urdf), pin.JointModelFreeFlyer())
-        self.model.gravity.linear[:] = 0.0
-        self.data = self.model.createData()
-        ids = [self.model.getJointId(name) for name in robot.joint_names]
-        self.v_perm = np.r_[0:6, [self.model.idx_vs[j] for j in ids]].astype(int)
-        self.q_slots = [(self.model.idx_qs[j], self.model.nqs[j]) for j in ids]
-
-    def q(self, q):
-        out = np.zeros(self.model.nq)
-        out[:7] = q[:7]
-        for k, (iq, nq) in enumerate(self.q_slots):
-            out[iq : iq + nq] = [np.cos(q[7 + k]), np.sin(q[7 + k])] if nq == 2 else [q[7 + k]]
-        return out
-
-    def v(self, v):
-        out = np.zeros(self.model.nv)
-        out[self.v_perm] = v
-        return out
-
-
 # ----------------------------------------------------------------------------- rigid-body dynamics
 def bench_dynamics(cfg: BenchConfig, progress: _Progress) -> dict:
     """Batched forward dynamics and mass matrix vs Pinocchio ``aba``/``crba`` (7-DOF floating arm)."""
@@ -224,7 +197,9 @@ def bench_dynamics(cfg: BenchConfig, progress: _Progress) -> dict:
         res["pinocchio"] = "not installed"
         progress.done()
         return res
-    ref = _Pinocchio(FD_ROBOT, robot)
+    from .io.pinocchio import PinocchioModel
+
+    ref = PinocchioModel(FD_ROBOT, robot)
     pin, model, data = ref.pin, ref.model, ref.data
     calls = min(cfg.pin_calls, cfg.fd_batch)
     qs = [ref.q(q[i]) for i in range(calls)]

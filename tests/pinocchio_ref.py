@@ -7,28 +7,11 @@ import pytest
 
 pin = pytest.importorskip("pinocchio")
 
+from diffspace.io.pinocchio import PinocchioModel  # noqa: E402
 
-class PinocchioReference:
-    def __init__(self, urdf_path, robot):
-        self.model = pin.buildModelFromUrdf(str(urdf_path), pin.JointModelFreeFlyer())
-        self.model.gravity.linear[:] = 0.0
-        self.data = self.model.createData()
-        self.robot = robot
-        ids = [self.model.getJointId(name) for name in robot.joint_names]
-        self.v_perm = np.r_[0:6, [self.model.idx_vs[j] for j in ids]].astype(int)
-        self.q_slots = [(self.model.idx_qs[j], self.model.nqs[j]) for j in ids]
 
-    def q(self, q):
-        out = np.zeros(self.model.nq)
-        out[:7] = q[:7]
-        for k, (iq, nq) in enumerate(self.q_slots):
-            out[iq : iq + nq] = [np.cos(q[7 + k]), np.sin(q[7 + k])] if nq == 2 else [q[7 + k]]
-        return out
-
-    def v(self, v):
-        out = np.zeros(self.model.nv)
-        out[self.v_perm] = v
-        return out
+class PinocchioReference(PinocchioModel):
+    """Adds the quantities the tests compare, in our ordering."""
 
     def mass_matrix(self, q):
         h = pin.crba(self.model, self.data, self.q(q))
