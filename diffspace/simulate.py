@@ -138,11 +138,10 @@ def hybrid_solve(
     from jax import lax
 
     grid = jnp.linspace(0.0, t_final, n_save)
-    events = diffrax.Event(
-        [lambda t, y, args, c=c, **kw: c(t, y, args) for c in conditions],
-        root_finder=optx.Newton(rtol=1e-12, atol=1e-12),
-        direction=False,
-    )
+    def first_condition(t, y, args, **kwargs):  # one event: cheaper to trace than one per condition
+        return jnp.min(jnp.stack([jnp.asarray(c(t, y, args), dtype=float) for c in conditions]))
+
+    events = diffrax.Event(first_condition, root_finder=optx.Newton(rtol=1e-12, atol=1e-12), direction=False)
     controller = diffrax.PIDController(rtol=rtol, atol=atol, dtmax=dtmax)
     term = diffrax.ODETerm(lambda t, y, mode: vector_field(t, y, mode))
     solver = solver or diffrax.Tsit5()
