@@ -152,6 +152,7 @@ class Case(eqx.Module):
     basis: jax.Array  # columns n0, t1, t2 in the target frame
     params: jax.Array  # [speed, angle1, angle2] (m/s, rad)
     tolerances: jax.Array  # [t_final, rtol, atol]
+    gap: jax.Array  # initial gap along the normal at the aim point [m]
     moving_target: jax.Array  # 1: the target moves, 0: the arm moves (data: one compiled program for both)
     held: tuple = eqx.field(static=True)  # 0-based joints held by their drives
     merged: bool = eqx.field(static=True)
@@ -282,7 +283,8 @@ def case_from_config(cfg: dict) -> Case:
         planar=jnp.asarray(1.0 if planar else 0.0), scales=jnp.ones(2), tip=sim_robot.frame_index(arm["tip_frame"]),
     )
     return Case(model, robot, jnp.asarray(angles), q0, jnp.asarray(x0), rotation_to_quat(jnp.asarray(rot)), jnp.asarray(basis), jnp.asarray(params),
-                jnp.array([sim["t_final_s"], sim["rtol"], sim["atol"]]), jnp.asarray(float(cap["moving"] == "target")), held, merged,
+                jnp.array([sim["t_final_s"], sim["rtol"], sim["atol"]]), jnp.asarray(cap["initial_gap_m"]),
+                jnp.asarray(float(cap["moving"] == "target")), held, merged,
                 (sim["n_save"], sim["max_steps"], sim["max_segments"]))
 
 
@@ -311,14 +313,27 @@ def evaluate(case: Case, params=None, law=None) -> tuple[CaptureResult, object]:
     params = case.params if params is None else params
     model = case.model if law is None else eqx.tree_at(lambda m: m.law, case.model, law)
     y0, closing = initial_state(case, params)
-    model = eqx.tree_at(lambda m: m.scales, model, reference_scales(model, y0, jnp.maximum(closing, 1e-6)))
+    closing = jax.lax.stop_gradient(jnp.maximum(closing, 1e-6))
+    model = eqx.tree_at(lambda m: m.scales, model, reference_scales(model, y0, closing))
     t_final, rtol, atol = case.tolerances
     n_save, max_steps, max_segments = case.settings
-    sol = simulate_capture(model, y0, t_final, n_save, rtol, atol, max_steps, max_segments)
+    dtmax = jax.lax.stop_gradient(0.25 * case.gap / closing)
+    sol = simulate_capture(model, y0, t_final, n_save, rtol, atol, max_steps, max_segments, dtmax)
     return capture_result(model, y0, sol), sol
 
 
 evaluate_jit = jax.jit(evaluate)
+
+
+def approach_metrics(case: Case):
+    """``p -> (peak_force, impulse, closing_speed, valid)`` for the design commands (pure; jit/vmap/grad)."""
+    from .capture_model import valid
+
+    def metrics(params):
+        result, _ = evaluate(case, params)
+        return result.peak_force, result.impulse, result.closing_speed, valid(result)
+
+    return metrics
 
 
 def check_run(case: Case, result: CaptureResult, label: str = "capture") -> None:

@@ -341,10 +341,16 @@ def reference_scales(model: CaptureModel, y0, closing_speed):
 
 
 def simulate_capture(model: CaptureModel, y0, t_final, n_save: int = 301, rtol: float = 1e-10,
-                     atol: float = 1e-12, max_steps: int = 20_000, max_segments: int = 8) -> HybridSolution:
-    """One capture simulation from ``y0`` (pure; jit it). ``model.scales`` must be set."""
+                     atol: float = 1e-12, max_steps: int = 20_000, max_segments: int = 8, dtmax=None) -> HybridSolution:
+    """One capture simulation from ``y0`` (pure; jit it). ``model.scales`` must be set.
+
+    ``dtmax`` bounds the step: force-free flight has zero local error, so without a bound the controller
+    grows the step tenfold per step and can jump over (or deep into) the target before the touch event is
+    checked; a quarter of the approach time keeps the sign change of the indentation inside a step on
+    which it is monotonic (contact steps are far smaller anyway)."""
     return hybrid_solve(model.field, [model.condition], model.transition, y0, ContactMode.initial(), t_final,
-                        n_save=n_save, rtol=rtol, atol=atol, max_steps=max_steps, max_segments=max_segments)
+                        n_save=n_save, rtol=rtol, atol=atol, max_steps=max_steps, max_segments=max_segments,
+                        dtmax=dtmax)
 
 
 class CaptureResult(eqx.Module):
