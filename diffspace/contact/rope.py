@@ -1,0 +1,251 @@
+r"""Lumped-mass flexible wire rope (seed: Cai et al. 2021, Aerospace 8:381, Section 3.1) and its contact
+with a rigid cylindrical grapple shaft.
+
+Discretisation (paper Fig. 2). ``N`` sections join ``N + 1`` nodes (the paper's ``B_1 .. B_{N+1}``; with
+30 sections node 16 is the middle). Node masses follow the lumped-mass rule, Eq. (17),
+
+.. math:: m_1 = \tfrac12\rho\hat l_1,\quad m_i = \tfrac12\rho(\hat l_{i-1} + \hat l_i),\quad m_{N+1} = \tfrac12\rho\hat l_N,
+
+which for equal sections is Eq. (18): ``m_tot / (2N)`` at the ends and ``m_tot / N`` inside. The state is
+the nodes' Cartesian positions and velocities (the paper writes the same equations in deflection/pitch/
+length coordinates, Eqs. (19)-(34); Cartesian coordinates give the identical Newton equations (24) without
+the coordinate singularities). The end nodes are prescribed (fixed-ring and rotating-ring points).
+
+Elastic elements (potential ``V = V_axial + V_bend``; conservative forces are ``-dV/dx`` by autodiff):
+
+* **axial spring with damping**, Eq. (26): ``T_i = k_tes dl_i + c_tes dl_i/dt`` along section ``i``.
+  The paper's spring acts only in tension. **Compression.** A chain of tension-only springs whose ends are
+  closer than its length (0.26 m vs 0.30 m in the paper's snare) has a zero-energy collapse mode: every
+  section shortens at constant bend angles (the rest shape shrunk to fit the end distance), so it carries
+  no bending preload and no stiffness against the shaft. A real 1 cm piece of 3 mm wire rope is far shorter
+  than its Euler length and resists axial compression with roughly its tensile rigidity. We therefore use
+  ``k_tes`` (and ``c_tes``) scaled by ``compression_ratio`` for shortening (default 1: symmetric; 0 gives
+  the paper's pure tension-only spring, used for the straight-rope test).
+* **bending (torsional) spring** at every interior node, Eqs. (37)-(39): ``M_i = k_tor (beta_i - beta_i0)``.
+  In 3D the bend at node ``i`` is the rotation vector ``phi_i = beta_i b_i`` that turns section ``i - 1``
+  into section ``i`` (``b_i`` the unit binormal); the rest bend ``phi_i0 = beta_i0 n`` lies along the
+  snare-plane normal ``n``, so for planar shapes ``V_bend = sum k_tor (beta_i - beta_i0)^2 / 2`` with signed
+  angles, exactly the paper's law. (There is no twist state: out-of-plane bending of a naturally curved
+  rope is approximated by this fixed-axis rest curvature.) Optional bending damping ``c_tor dphi/dt``.
+
+Contact with the grapple shaft (SPEC 5.2): a cylinder of radius ``r_s`` with axis through ``p`` along ``a``;
+node ``i`` is indented by ``delta_i = r_s + r_rope - |(I - a a^T)(x_i - p)|`` and feels the
+:class:`~diffspace.contact.ContactLaw` force along the outward axis-to-node normal; the shaft feels the
+opposite sum. Any node can touch.
+"""
+
+from __future__ import annotations
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import optimistix as optx
+from jaxtyping import Array, ArrayLike, Float
+
+from .forces import ContactLaw
+
+
+def node_masses(linear_density: ArrayLike, rest_lengths: Float[ArrayLike, " N"]) -> Float[Array, " N1"]:
+    """Lumped node masses of Eq. (17) (``rho_lin`` in kg/m, section rest lengths in m) -> ``(N + 1,)``."""
+    half = 0.5 * jnp.asarray(linear_density, float) * jnp.asarray(rest_lengths, float)
+    return jnp.concatenate([half, jnp.zeros(1)]) + jnp.concatenate([jnp.zeros(1), half])
+
+
+def _safe_norm(v: Float[Array, "... 3"]) -> Float[Array, "..."]:
+    """Euclidean norm with finite gradients at zero (double-``where``)."""
+    sq = jnp.sum(v * v, axis=-1)
+    pos = sq > 0.0
+    return jnp.where(pos, jnp.sqrt(jnp.where(pos, sq, 1.0)), 0.0)
+
+
+def bend_vectors(x: Float[Array, "N1 3"]) -> Float[Array, "Nm1 3"]:
+    r"""Rotation vectors ``phi_i = beta_i b_i`` at the interior nodes (Eq. (37) angles, with direction).
+
+    With ``e = d_{i-1} / |d_{i-1}|`` and ``f = d_i / |d_i|``: ``sin beta b = e x f``, ``cos beta = e . f`` and
+    ``phi = (e x f) beta / sin beta``. The factor ``beta / sin beta`` uses its Taylor series near 0, so the
+    bending energy has finite first and second derivatives for a straight rope.
+    """
+    d = x[1:] - x[:-1]
+    e = d / _safe_norm(d)[:, None]
+    u = jnp.cross(e[:-1], e[1:])  # sin(beta) b
+    cos_b = jnp.sum(e[:-1] * e[1:], axis=-1)
+    s2 = jnp.sum(u * u, axis=-1)
+    small = s2 < 1e-12
+    s = jnp.sqrt(jnp.where(small, 1.0, s2))
+    exact = jnp.arctan2(s, cos_b) / s
+    series = 1.0 / cos_b - s2 / (3.0 * cos_b**3)  # atan(s/c)/s for s -> 0 (c > 0)
+    return u * jnp.where(small, series, exact)[:, None]
+
+
+class Rope(eqx.Module):
+    """Rope parameters (arrays, differentiable). Shapes: ``N`` sections, ``N + 1`` nodes.
+
+    ``rest_lengths`` (N,) [m]; ``masses`` (N+1,) [kg], Eq. (17); ``axial_stiffness`` k_tes [N/m] and
+    ``axial_damping`` c_tes [N s/m] per section, Eq. (26); ``compression_ratio`` (0 = tension-only, 1 =
+    symmetric); ``bending_stiffness`` k_tor [N m/rad] and ``bending_damping`` c_tor [N m s/rad] per interior
+    node, Eq. (39); ``rest_bend`` (N-1, 3) rest rotation vectors ``beta_i0 n`` [rad]; ``radius`` [m].
+    """
+
+    rest_lengths: Float[Array, " N"]
+    masses: Float[Array, " N1"]
+    axial_stiffness: Float[Array, ""]
+    axial_damping: Float[Array, ""]
+    compression_ratio: Float[Array, ""]
+    bending_stiffness: Float[Array, ""]
+    bending_damping: Float[Array, ""]
+    rest_bend: Float[Array, "Nm1 3"]
+    radius: Float[Array, ""]
+
+    @classmethod
+    def uniform(cls, length, n_sections: int, linear_density, axial_rigidity, bending_stiffness,
+                rest_bend_total=0.0, plane_normal=(0.0, 0.0, 1.0), axial_damping=0.0, bending_damping=0.0,
+                compression_ratio=1.0, radius=0.0015) -> "Rope":
+        """Equal sections: ``k_tes = EA / l0`` from the axial rigidity ``EA`` [N]; the rest bend
+        ``rest_bend_total`` [rad] is shared equally by the ``N - 1`` interior nodes about ``plane_normal``."""
+        n = int(n_sections)
+        l0 = jnp.asarray(length, float) / n
+        rest = jnp.full((n,), 1.0) * l0
+        normal = jnp.asarray(plane_normal, float)
+        normal = normal / jnp.linalg.norm(normal)
+        beta0 = jnp.asarray(rest_bend_total, float) / (n - 1)
+        f = lambda v: jnp.asarray(v, float)  # noqa: E731
+        return cls(rest, node_masses(linear_density, rest), f(axial_rigidity) / l0, f(axial_damping),
+                   f(compression_ratio), f(bending_stiffness), f(bending_damping),
+                   jnp.broadcast_to(beta0 * normal, (n - 1, 3)), f(radius))
+
+    @property
+    def n_sections(self) -> int:
+        return self.rest_lengths.shape[0]
+
+    # ------------------------------------------------------------------ energies
+    def _axial_gain(self, stretch):
+        """1 in tension, ``compression_ratio`` in compression (stiffness and damping alike)."""
+        return jnp.where(stretch > 0.0, 1.0, self.compression_ratio)
+
+    def axial_energy(self, x: Float[Array, "N1 3"]) -> Float[Array, ""]:
+        """``sum k(dl) dl^2 / 2``, ``dl = |x_{i+1} - x_i| - l_i`` (Eq. (26) without damping)."""
+        stretch = _safe_norm(x[1:] - x[:-1]) - self.rest_lengths
+        return 0.5 * self.axial_stiffness * jnp.sum(self._axial_gain(stretch) * stretch**2)
+
+    def bending_energy(self, x: Float[Array, "N1 3"]) -> Float[Array, ""]:
+        """``sum k_tor |phi_i - phi_i0|^2 / 2`` (Eq. (39))."""
+        return 0.5 * self.bending_stiffness * jnp.sum((bend_vectors(x) - self.rest_bend) ** 2)
+
+    def elastic_energy(self, x: Float[Array, "N1 3"]) -> Float[Array, ""]:
+        return self.axial_energy(x) + self.bending_energy(x)
+
+    def kinetic_energy(self, v: Float[Array, "N1 3"]) -> Float[Array, ""]:
+        return 0.5 * jnp.sum(self.masses[:, None] * v * v)
+
+    # ------------------------------------------------------------------ forces
+    def tensions(self, x, v) -> Float[Array, " N"]:
+        """Section forces ``T_i = g (k_tes dl_i + c_tes dl_i/dt)`` [N] (Eq. (26); > 0 pulls the ends together)."""
+        d, dv = x[1:] - x[:-1], v[1:] - v[:-1]
+        length = _safe_norm(d)
+        stretch = length - self.rest_lengths
+        rate = jnp.sum(d * dv, axis=-1) / length
+        return self._axial_gain(stretch) * (self.axial_stiffness * stretch + self.axial_damping * rate)
+
+    def damping_forces(self, x, v) -> Float[Array, "N1 3"]:
+        """Nodal forces of the axial dashpots ``c_tes dl/dt`` and the bending dashpots ``c_tor dphi/dt``."""
+        d, dv = x[1:] - x[:-1], v[1:] - v[:-1]
+        length = _safe_norm(d)
+        gain = self._axial_gain(length - self.rest_lengths)
+        t = (gain * self.axial_damping * jnp.sum(d * dv, axis=-1) / length)[:, None] * d / length[:, None]
+        axial = jnp.concatenate([t, jnp.zeros((1, 3))]) - jnp.concatenate([jnp.zeros((1, 3)), t])
+        phi, phi_dot = jax.jvp(bend_vectors, (x,), (v,))
+        _, pullback = jax.vjp(bend_vectors, x)
+        return axial - self.bending_damping * pullback(phi_dot)[0]
+
+    def internal_forces(self, x, v) -> Float[Array, "N1 3"]:
+        """Elastic (``-dV/dx``) plus damping forces on every node."""
+        return -jax.grad(self.elastic_energy)(x) + self.damping_forces(x, v)
+
+
+def assemble(x_inner: Float[Array, "Nm1 3"], first: Float[Array, "3"], last: Float[Array, "3"]) -> Float[Array, "N1 3"]:
+    """All node positions (or velocities) from the interior ones and the two prescribed ends."""
+    return jnp.concatenate([first[None], x_inner, last[None]])
+
+
+def rope_accelerations(rope: Rope, x, v, external: Float[Array, "N1 3"] | None = None) -> Float[Array, "Nm1 3"]:
+    """Newton's law (Eq. (24)) for the interior nodes, given all node positions/velocities and external forces."""
+    f = rope.internal_forces(x, v)
+    if external is not None:
+        f = f + external
+    return f[1:-1] / rope.masses[1:-1, None]
+
+
+def total_energy(rope: Rope, x, v) -> Float[Array, ""]:
+    """Kinetic + axial + bending energy [J]."""
+    return rope.kinetic_energy(v) + rope.elastic_energy(x)
+
+
+# ---------------------------------------------------------------------------------------------- statics
+def static_residual(rope: Rope, x_inner, first, last, external=None) -> Float[Array, "Nm1 3"]:
+    """Static force balance of the interior nodes, Eqs. (35)/(40): ``-dV/dx_i + F_i`` (zero at equilibrium)."""
+    g = -jax.grad(lambda xi: rope.elastic_energy(assemble(xi, first, last)))(x_inner)
+    return g if external is None else g + external
+
+
+def equilibrium(rope: Rope, x_guess, first, last, external=None, *, tol: float = 1e-12, max_steps: int = 64):
+    """Interior node positions in static equilibrium (Eqs. (35)-(36)): Newton on :func:`static_residual`
+    (Optimistix; differentiable in ``rope``/ends/loads by the implicit function theorem). Returns
+    ``(x_inner, ok)``; start from a nearby shape (e.g. a circular arc of the rope's length)."""
+    def fn(xi, args):
+        return static_residual(rope, xi, first, last, external) / rope.axial_stiffness
+
+    sol = optx.root_find(fn, optx.Newton(rtol=tol, atol=tol * jnp.mean(rope.rest_lengths)),
+                         jax.lax.stop_gradient(x_guess), max_steps=max_steps, throw=False)
+    return sol.value, sol.result == optx.RESULTS.successful
+
+
+def pressed_equilibrium(rope: Rope, x_start, first, last, node: int, direction, depth, *, tol: float = 1e-12,
+                        max_steps: int = 64):
+    r"""Equilibrium with node ``node`` (0-based, interior) displaced by ``depth`` along ``direction`` from its
+    position in ``x_start`` (displacement control, paper Eq. (40) solved for ``F_c``).
+
+    Unknowns ``(x_inner, F_c)``; equations ``-dV/dx + F_c u e_n = 0`` and ``(x_n - x_n^0) . u = depth``. Unlike
+    force control this also follows a softening branch past its limit load. Returns ``(x_inner, F_c, ok)``.
+    """
+    u = jnp.asarray(direction, float)
+    anchor = x_start[node - 1] @ u
+    scale = rope.axial_stiffness
+
+    def fn(z, args):
+        xi, fc = z
+        ext = jnp.zeros_like(xi).at[node - 1].set(fc * u)
+        r = static_residual(rope, xi, first, last, ext) / scale
+        return r, (xi[node - 1] @ u - anchor - depth)
+
+    z0 = jax.lax.stop_gradient((x_start, jnp.zeros(())))
+    sol = optx.root_find(fn, optx.Newton(rtol=tol, atol=tol * jnp.mean(rope.rest_lengths)), z0,
+                         max_steps=max_steps, throw=False)
+    return sol.value[0], sol.value[1], sol.result == optx.RESULTS.successful
+
+
+# ---------------------------------------------------------------------------------------------- contact
+class Shaft(eqx.Module):
+    """Rigid cylindrical grapple shaft: ``radius`` [m] and unit ``axis`` direction (world)."""
+
+    radius: Float[Array, ""]
+    axis: Float[Array, "3"]
+
+    def __init__(self, radius, axis=(0.0, 0.0, 1.0)):
+        self.radius = jnp.asarray(radius, float)
+        a = jnp.asarray(axis, float)
+        self.axis = a / jnp.linalg.norm(a)
+
+    def indentation(self, rope: Rope, x, point) -> tuple[Float[Array, " N1"], Float[Array, "N1 3"]]:
+        """``delta_i = r_s + r_rope - dist(x_i, axis)`` and the unit outward normals (axis -> node)."""
+        r = x - point
+        radial = r - (r @ self.axis)[:, None] * self.axis
+        dist = _safe_norm(radial)
+        normal = radial / jnp.where(dist > 0.0, dist, 1.0)[:, None]
+        return self.radius + rope.radius - dist, normal
+
+    def forces(self, law: ContactLaw, rope: Rope, x, v, point, velocity, impact_speed):
+        """Contact forces on the nodes ``(N+1, 3)`` (the shaft feels minus their sum) and their magnitudes."""
+        delta, normal = self.indentation(rope, x, point)
+        delta_dot = -jnp.sum(normal * (v - velocity), axis=-1)
+        mag = law.force(delta, delta_dot, impact_speed)
+        return mag[:, None] * normal, mag
