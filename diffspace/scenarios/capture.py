@@ -42,15 +42,16 @@ import numpy as np
 
 from ..config import ConfigError, Field, Schema
 from ..contact import LAWS, ContactLaw, hertz_stiffness
-from ..dynamics import BaseMotion, center_of_mass, frame_jacobian, frame_pose, inverse_dynamics
-from ..output import plot_panels, print_summary, write_summary, write_timeseries
+from ..dynamics import BaseMotion, center_of_mass, frame_pose
+from ..output import print_summary, write_summary
 from ..robot import validate_mass_properties
 from ..simulate import SolverFailure
 from ..spatial import quat_to_rotation, rotation_to_quat
 from .capture_design import DESIGN_SECTIONS, optimize  # noqa: F401  (CLI entry point)
 from .capture_model import (
-    PHASE_NAMES, SEPARATED, CaptureModel, CaptureResult, ContactMode, Surface, capture_result, reference_scales, simulate_capture,
+    PHASE_NAMES, SEPARATED, CaptureModel, CaptureResult, Surface, capture_result, reference_scales, simulate_capture,
 )
+from .capture_results import summary_of, write_outputs
 from .common import ROBOT_FIELDS, joint_angles_from_config, robot_from_config
 
 TABLE4_COM = [-0.040931, 0.00137, 0.342138]
@@ -62,7 +63,7 @@ def _nonzero(v):
 
 
 def _joints_check(v):
-    if v in ("held", "free") or (isinstance(v, list) and all(isinstance(j, int) and not isinstance(j, bool) for j in v)):
+    if v in ("held", "free") or (isinstance(v, list) and all(type(j) is int for j in v)):
         return None
     return "expected 'held', 'free' or a list of 1-based joint indices (the free joints)"
 
@@ -243,7 +244,7 @@ def case_from_config(cfg: dict) -> Case:
     arm, t, cap, sim = cfg["arm"], cfg["target"], cfg["capture"], cfg["simulation"]
     angles = joint_angles_from_config(robot, arm["attitude"], "arm.attitude")
     try:
-        tip = robot.frame_index(arm["tip_frame"])
+        robot.frame_index(arm["tip_frame"])
     except KeyError as err:
         raise ConfigError(f"arm.tip_frame: {err.args[0]}") from None
     q0 = robot.neutral().at[7:].set(jnp.asarray(angles))
@@ -254,7 +255,8 @@ def case_from_config(cfg: dict) -> Case:
     if isinstance(t["orientation"], list):
         rot = np.asarray(quat_to_rotation(jnp.asarray(t["orientation"], float)))
     else:
-        toward = tip_rot[:, 2] if t["orientation"] == "rod_axis" else _unit(tip_pos - np.asarray(center_of_mass(robot, q0)))
+        arm_com = np.asarray(center_of_mass(robot, q0))
+        toward = tip_rot[:, 2] if t["orientation"] == "rod_axis" else _unit(tip_pos - arm_com)
         rot = _rotation_between(normal0, -toward)
     standoff = point + (arm["tip_radius_m"] + cap["initial_gap_m"]) * normal0
     origin = tip_pos - rot @ standoff
@@ -282,7 +284,8 @@ def case_from_config(cfg: dict) -> Case:
         tip_radius=jnp.asarray(arm["tip_radius_m"]), plane_normal=jnp.asarray(plane_normal),
         planar=jnp.asarray(1.0 if planar else 0.0), scales=jnp.ones(2), tip=sim_robot.frame_index(arm["tip_frame"]),
     )
-    return Case(model, robot, jnp.asarray(angles), q0, jnp.asarray(x0), rotation_to_quat(jnp.asarray(rot)), jnp.asarray(basis), jnp.asarray(params),
+    return Case(model, robot, jnp.asarray(angles), q0, jnp.asarray(x0), rotation_to_quat(jnp.asarray(rot)),
+                jnp.asarray(basis), jnp.asarray(params),
                 jnp.array([sim["t_final_s"], sim["rtol"], sim["atol"]]), jnp.asarray(cap["initial_gap_m"]),
                 jnp.asarray(float(cap["moving"] == "target")), held, merged,
                 (sim["n_save"], sim["max_steps"], sim["max_segments"]))
@@ -341,13 +344,14 @@ def check_run(case: Case, result: CaptureResult, label: str = "capture") -> None
     phase = PHASE_NAMES[int(result.final_phase)]
     t_final = float(case.tolerances[0])
     if int(result.status) == 1:
-        raise SolverFailure(f"{label}: the ODE solver failed in phase '{phase}' (simulation.max_steps or step collapse)")
+        raise SolverFailure(f"{label}: the ODE solver failed in phase '{phase}' "
+                            "(simulation.max_steps reached or the step size collapsed)")
     if int(result.status) == 2:
         raise SolverFailure(f"{label}: more contact events than simulation.max_segments = {case.settings[2]}")
     if int(result.contacts) == 0:
         raise SolverFailure(
-            f"{label}: no contact in phase 'approach': at capture.approach_speed_m_s = {float(case.params[0]):g} the rod "
-            f"tip does not reach the target within simulation.t_final_s = {t_final:g} s")
+            f"{label}: no contact in phase 'approach': at capture.approach_speed_m_s = {float(case.params[0]):g} "
+            f"the rod tip does not reach the target within simulation.t_final_s = {t_final:g} s")
     if float(result.final_phase) != SEPARATED:
         raise SolverFailure(f"{label}: the contact never separates: still in phase '{phase}' at simulation.t_final_s = "
                             f"{t_final:g} s")
@@ -356,133 +360,23 @@ def check_run(case: Case, result: CaptureResult, label: str = "capture") -> None
                             f"{-float(result.min_margin):.3g} m); the infinite-surface contact model is not valid")
 
 
-@eqx.filter_jit
-def _observe(case: Case, ys, phase, v0):
-    """Per saved time: indentation, its rate, force, holding torques of the held joints, velocities (world).
-
-    Merged held joints: the holding torques are the held rows of ``H a + b - J^T f`` of the full robot with
-    the held joints at rest (exact: the merged robot has the same motion)."""
-    model = case.model
-    held = jnp.asarray(case.held, dtype=int)
-    free = jnp.asarray([j for j in range(case.robot.n_joints) if j not in case.held], dtype=int)
-
-    def one(y, ph, speed):
-        mode = eqx.tree_at(lambda m: (m.phase, m.impact_speed), ContactMode.initial(), (ph, speed))
-        dy, c, accel, constraint = model.dynamics(y, mode)
-        f = dy[6][0]
-        q, v, x, quat, vel, omega, _ = y
-        if case.merged:
-            n = case.robot.n_joints
-            q_full = jnp.concatenate([q[:7], case.angles.at[free].set(q[7:])])
-            v_full = jnp.concatenate([v[:6], jnp.zeros(n).at[free].set(v[6:])])
-            a_full = jnp.concatenate([accel[:6], jnp.zeros(n).at[free].set(accel[6:])])
-            jac = frame_jacobian(case.robot, q_full, model.robot.frame_names[model.tip])[:3]
-            holding = (inverse_dynamics(case.robot, q_full, v_full, a_full) - jac.T @ (f * c["normal"]))[6:][held]
-        else:
-            holding = constraint[6:][held]
-        rb = quat_to_rotation(q[3:7])
-        return dict(delta=c["delta"], delta_dot=c["delta_dot"], force=f, holding=holding,
-                    base_v=rb @ v[:3], base_w=rb @ v[3:6], target_v=vel, target_w=quat_to_rotation(quat) @ omega)
-
-    return jax.vmap(one)(ys, phase, v0)
-
-
-def _grid_modes(sol, ts):
-    """Phase and impact speed at each saved time from the segment log (segment i covers [end_{i-1}, end_i))."""
-    ends = np.asarray(sol.segment_end)
-    k = np.clip(np.searchsorted(ends, np.asarray(ts), side="right"), 0, len(ends) - 1)
-    return np.asarray(sol.segment_mode_before.phase)[k], np.asarray(sol.segment_mode_before.impact_speed)[k]
-
-
-def summary_of(case: Case, result: CaptureResult) -> dict:
-    model = case.model
-    q, v, x, quat, vel, omega, _ = (np.asarray(a) for a in result.y_release)
-    rb, rt = np.asarray(quat_to_rotation(jnp.asarray(q[3:7]))), np.asarray(quat_to_rotation(jnp.asarray(quat)))
-    p0, l0 = (np.asarray(a) for a in result.momentum_before)
-    p1, l1 = (np.asarray(a) for a in result.momentum_after)
-    planar = float(model.planar) > 0.5
-    if planar:  # the air table reacts out of the plane: only in-plane p and the normal part of L are conserved
-        nrm = np.asarray(model.plane_normal)
-        p0, p1 = p0 - (p0 @ nrm) * nrm, p1 - (p1 @ nrm) * nrm
-        l0, l1 = (l0 @ nrm) * nrm, (l1 @ nrm) * nrm
-    e0, e1, loss = float(result.energy_before), float(result.energy_after), float(result.damping_loss)
-    law = model.law
-    elastic_left = float(law.elastic_force(max(float(result.release_delta), 0.0))) * max(float(result.release_delta), 0.0) / (float(law.exponent) + 1)
-    free = [j for j in range(case.robot.n_joints) if j not in case.held]
-    rates = v[6:] if case.merged else v[6:][free]
-    deg = np.rad2deg
-    return {
-        "peak_force_N": float(result.peak_force),
-        "impulse_N_s": float(result.impulse),
-        "contact_duration_s": float(result.duration),
-        "contact_start_time_s": float(result.first_touch),
-        "release_time_s": float(result.release_time),
-        "closing_speed_m_s": float(result.closing_speed),
-        "separation_speed_m_s": float(result.separation_speed),
-        "normal_restitution": float(result.separation_speed / result.closing_speed),
-        "contacts": int(result.contacts),
-        "post_base_velocity_m_s": (rb @ v[:3]).tolist(),
-        "post_base_angular_velocity_deg_s": deg(rb @ v[3:6]).tolist(),
-        "post_target_velocity_m_s": vel.tolist(),
-        "post_target_angular_velocity_deg_s": deg(rt @ omega).tolist(),
-        "post_joint_rates_deg_s": {f"joint{j + 1}": float(deg(r)) for j, r in zip(free, rates)},
-        "linear_momentum_before_N_s": p0.tolist(),
-        "linear_momentum_after_N_s": p1.tolist(),
-        "linear_momentum_relative_change": float(np.linalg.norm(p1 - p0) / np.linalg.norm(p0)),
-        "angular_momentum_before_N_m_s": l0.tolist(),
-        "angular_momentum_after_N_m_s": l1.tolist(),
-        # |dL| / max(|L0|, |p0| * 1 m): L about the world origin may vanish for a motion through it
-        "angular_momentum_relative_change": float(np.linalg.norm(l1 - l0) / max(np.linalg.norm(l0), np.linalg.norm(p0))),
-        "kinetic_energy_before_J": e0,
-        "kinetic_energy_after_J": e1,
-        "damping_loss_J": loss,
-        "energy_balance_error_J": e0 - e1 - loss - elastic_left,
-        "stiffness_N_m_n": float(law.stiffness),
-        "exponent": float(law.exponent),
-        "damping_chi": float(law.chi),
-        "free_joints": [j + 1 for j in free],
-        "base_motion": "planar" if planar else "free",
-    }
-
-
 def run(cfg: dict, out: Path) -> dict:
+    """Simulate the configured capture; write summary.json, timeseries.csv/.npz and plots; return the summary."""
     case = case_from_config(cfg)
     start = time.perf_counter()
     result, sol = evaluate_jit(case, case.params)
     jax.block_until_ready(result.peak_force)
-    wall = time.perf_counter() - start
+    first = time.perf_counter() - start
     check_run(case, result)
+    start = time.perf_counter()
+    jax.block_until_ready(evaluate_jit(case, case.params)[0].peak_force)
     summary = summary_of(case, result)
     m_arm, m_target = case.model.effective_masses(initial_state(case, case.params)[0])
     summary.update(arm_effective_mass_kg=float(m_arm), target_effective_mass_kg=float(m_target),
                    equivalent_mass_kg=float(m_arm * m_target / (m_arm + m_target)),
-                   compile_and_run_time_s=wall, solver_steps=int(sol.num_steps))
-    ts = np.asarray(sol.ts)
-    phase, v0 = _grid_modes(sol, ts)
-    obs = {k: np.asarray(a) for k, a in _observe(case, sol.ys, jnp.asarray(phase), jnp.asarray(v0)).items()}
-    held = case.held
-    if held:
-        summary["max_holding_torque_N_m"] = {f"joint{j + 1}": float(np.max(np.abs(obs["holding"][:, k])))
-                                             for k, j in enumerate(held)}
-    summary["max_indentation_m"] = float(np.max(obs["delta"]))
-    columns = {"t_s": ts, "phase": phase, "indentation_m": obs["delta"], "indentation_rate_m_s": obs["delta_dot"],
-               "force_N": obs["force"]}
-    for name, key in (("base_v", "base_v"), ("base_w", "base_w"), ("target_v", "target_v"), ("target_w", "target_w")):
-        scale, unit = (1.0, "m_s") if name.endswith("_v") else (180 / np.pi, "deg_s")
-        columns.update({f"{name}_{a}_{unit}": scale * obs[key][:, i] for i, a in enumerate("xyz")})
-    for k, j in enumerate(held):
-        columns[f"holding_joint{j + 1}_N_m"] = obs["holding"][:, k]
-    write_timeseries(out, columns)
-    plot_panels(out / "force_time.png", ts, [
-        ("contact force [N]", {"F": obs["force"]}),
-        ("indentation [mm]", {"delta": 1e3 * obs["delta"]}),
-    ])
-    plot_panels(out / "velocities.png", ts, [
-        ("base velocity [m/s]", {a: columns[f"base_v_{a}_m_s"] for a in "xyz"}),
-        ("target velocity [m/s]", {a: columns[f"target_v_{a}_m_s"] for a in "xyz"}),
-        ("angular velocity [deg/s]", {**{f"base {a}": columns[f"base_w_{a}_deg_s"] for a in "xyz"},
-                                      **{f"target {a}": columns[f"target_w_{a}_deg_s"] for a in "xyz"}}),
-    ])
+                   first_call_time_s=first, run_time_s=time.perf_counter() - start, solver_steps=int(sol.num_steps))
+    write_outputs(case, sol, summary, out)
     write_summary(out, summary)
-    print_summary(summary, f"capture ({cfg['target']['surface']}, {cfg['contact']['law']}, joints {cfg['arm']['joints']})")
+    print_summary(summary, f"capture ({cfg['target']['surface']}, {cfg['contact']['law']}, "
+                           f"joints {cfg['arm']['joints']})")
     return summary

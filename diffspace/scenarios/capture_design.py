@@ -113,14 +113,17 @@ def optimize_approach(problem: Problem, spec: dict, out: Path, progress: bool = 
     score = np.where(feasible, swept["objective"], -np.inf)
     order = np.argsort(-score)
     n_seed = min(max(1, spec["n_starts"] // 2 + spec["n_starts"] % 2), int(feasible.sum()))
-    starts = np.concatenate([samples[order[:n_seed]], rng.uniform(problem.lower, problem.upper, (spec["n_starts"] - n_seed, 3))])
-    scale = float(np.max(np.abs(swept["objective"][feasible]))) if feasible.any() else float(np.max(np.abs(swept["objective"])))
+    random_starts = rng.uniform(problem.lower, problem.upper, (spec["n_starts"] - n_seed, 3))
+    starts = np.concatenate([samples[order[:n_seed]], random_starts])
+    scale = float(np.max(np.abs(swept["objective"][feasible if feasible.any() else slice(None)])))
+    scale = scale if scale > 0 else 1.0
 
     # one compiled reverse-mode gradient, looped over the starts (a vmapped gradient through the event
     # machinery takes about twice as long to compile as it saves in run time here)
     grad_fn = jax.jit(jax.value_and_grad(lambda x: problem.loss(x, scale), has_aux=True))
     optimizer = optax.adam(spec["learning_rate"])
     best_p, best_value = np.array(starts), np.full(len(starts), -np.inf)
+    best_value[:n_seed] = score[order[:n_seed]]  # seeded starts: their sweep values are evaluated, feasible points
     history = np.zeros((spec["steps"] + 1, len(starts)))
     bar = tqdm(total=len(starts) * (spec["steps"] + 1), desc="optimize", unit="step", disable=not progress)
     for s, start in enumerate(starts):
@@ -151,14 +154,16 @@ def optimize_approach(problem: Problem, spec: dict, out: Path, progress: bool = 
     rows = [best_p[k]] + ([np.asarray(initial, float)] if initial is not None else [])
     final, *start = _rows_metrics(_rows(batch, np.stack(rows), spec["chunk_size"]))
     sweep_best = int(order[0])
-    write_timeseries(out, {"step": np.arange(len(history)), **{f"start{s}_loss": history[:, s] for s in range(history.shape[1])}},
+    losses = {f"start {s}": history[:, s] for s in range(history.shape[1])}
+    columns = {k.replace(" ", "") + "_loss": v for k, v in losses.items()}
+    write_timeseries(out, {"step": np.arange(len(history)), **columns},
                      "optimize_history")
     write_timeseries(out, {"speed_m_s": samples[:, 0], "angle1_deg": np.rad2deg(samples[:, 1]),
                            "angle2_deg": np.rad2deg(samples[:, 2]),
-                           **{key: swept[key].astype(float) for key in ("peak_force_N", "impulse_N_s", "closing_speed_m_s", "objective", "feasible")}},
+                           **{key: swept[key].astype(float) for key in
+                              ("peak_force_N", "impulse_N_s", "closing_speed_m_s", "objective", "feasible")}},
                      "sweep")
-    plot_panels(out / "optimize.png", np.arange(len(history)), [("loss", {f"start {s}": history[:, s] for s in range(history.shape[1])})],
-                xlabel="Adam step")
+    plot_panels(out / "optimize.png", np.arange(len(history)), [("loss", losses)], xlabel="Adam step")
     return {
         "objective": problem.objective,
         "peak_force_limit_N": problem.limit,
@@ -206,7 +211,8 @@ def _polish(problem: Problem, evaluate_rows: Callable, p, iters: int = 5):
         if m[0]["feasible"] and (best is None or m[0]["objective"] > best[1]):
             best = (p.copy(), m[0]["objective"])
         if problem.objective == "closing_speed" or m[0]["g_force"] > 0:
-            residual, slope = m[0]["peak_force_N"] - problem.limit * (1 - 1e-7), (m[1]["peak_force_N"] - m[0]["peak_force_N"]) / h
+            residual = m[0]["peak_force_N"] - problem.limit * (1 - 1e-7)
+            slope = (m[1]["peak_force_N"] - m[0]["peak_force_N"]) / h
         else:  # impulse grows with the speed: lower it onto v_min
             residual = m[0]["closing_speed_m_s"] - problem.v_min * (1 + 1e-7)
             slope = (m[1]["closing_speed_m_s"] - m[0]["closing_speed_m_s"]) / h

@@ -30,7 +30,13 @@ loading (ends at the force maximum, :math:`\dot F = 0`) -> unloading (ends when 
 or the law's force releases with :math:`\delta > 0`) -> separated (free flight; a new touch starts another
 contact). The peak force is the force at the loading->unloading event: exact, and its gradient includes
 the event time. :math:`\dot F = k\delta^{n-1}[n\dot\delta(1 + \chi\dot\delta/v_0) + \chi\delta\ddot\delta/v_0]`
-uses :math:`\ddot\delta` from a Jacobian-vector product of :math:`\dot\delta(y)` along the vector field.
+is exact: :math:`\ddot\delta` combines the tip's classical acceleration (from the arm's spatial acceleration
+:math:`J_b\dot v + c_b` of the tip body) with a Jacobian-vector product of the contact-rate formula along the
+target's and the tip's derivatives (no second kinematics pass).
+
+Compile time: the held joints are merged into rigid links by default (``Robot.lock``, the same dynamics as
+holding them by constraints), the event conditions use a placements-only tip position, and every choice
+that is data (surface kind, air table or space, law, tolerances, approach) shares one compiled program.
 """
 
 from __future__ import annotations
@@ -314,7 +320,8 @@ class CaptureModel(eqx.Module):
 
     def kinetic_energy(self, y):
         q, v, x, quat, vel, omega, _ = y
-        return kinetic_energy(self.robot, q, v) + 0.5 * self.target_mass * vel @ vel + 0.5 * omega @ self.target_inertia @ omega
+        target = 0.5 * self.target_mass * vel @ vel + 0.5 * omega @ self.target_inertia @ omega
+        return kinetic_energy(self.robot, q, v) + target
 
     def effective_masses(self, y):
         """Arm and target effective masses along the contact normal at state ``y`` (at rest):
