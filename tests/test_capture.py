@@ -179,10 +179,12 @@ def test_gradients_of_peak_force_and_impulse_match_finite_differences():
     """Reverse-mode gradients through the whole hybrid simulation (event times included) of the peak force
     and the impulse w.r.t. the approach speed and the contact stiffness (as log k), vs central differences.
 
-    The impulse hardly depends on k (for a Hunt-Crossley-family law the 1-D restitution depends on c only;
-    here d ln J / d ln k ~ -1.3e-4 from the bodies' rotation during the contact), so the log-k step is 1e-3:
-    truncation stays ~1e-6 relative while the solver noise (~1e-12 of J at tolerance 1e-12) stays far below
-    the tiny derivative."""
+    Compared as elasticities ``d ln f / d ln p`` to 1e-4 relative, with an absolute floor of 1e-6: the impulse
+    hardly depends on k (for a Hunt-Crossley-family law the 1-D restitution depends on c only; here
+    d ln J / d ln k = -1.3e-4, from the bodies' turning during the contact). Measured: the three O(1)
+    elasticities agree to ~1e-6; for the tiny one the central differences are stable to 1e-5 over steps
+    1e-4..1e-2 and tolerances 1e-10..1e-13, while the reverse-mode value scatters by ~5e-4 of itself
+    (4e-8 of ln J per unit ln k) with the tolerance: discretize-then-differentiate noise, far below 1e-6."""
     case = capture.case_from_config(config(simulation=TIGHT))
     law0 = case.model.law
     k0, v0 = float(law0.stiffness), float(case.params[0])
@@ -201,7 +203,9 @@ def test_gradients_of_peak_force_and_impulse_match_finite_differences():
     for j in range(2):
         dz = jnp.zeros(2).at[j].set(steps[j])
         fd[:, j] = (np.asarray(forward(z0 + dz)) - np.asarray(forward(z0 - dz))) / (2 * steps[j])
-    np.testing.assert_allclose(grads, fd, rtol=1e-4, atol=1e-9)
+    scale = np.array([v0, 1.0])[None, :] / np.asarray(forward(z0))[:, None]  # -> d ln f / d ln p
+    print("elasticities (grad, fd):", (grads * scale).tolist(), (fd * scale).tolist())
+    np.testing.assert_allclose(grads * scale, fd * scale, rtol=1e-4, atol=1e-6)
     assert grads[0, 0] > 0 and grads[1, 0] > 0 and grads[0, 1] > 0  # faster / stiffer -> larger peak
 
 
