@@ -80,15 +80,15 @@ def bend_vectors(x: Float[Array, "N1 3"]) -> Float[Array, "Nm1 3"]:
 class Rope(eqx.Module):
     """Rope parameters (arrays, differentiable). Shapes: ``N`` sections, ``N + 1`` nodes.
 
-    ``rest_lengths`` (N,) [m]; ``masses`` (N+1,) [kg], Eq. (17); ``axial_stiffness`` k_tes [N/m] and
-    ``axial_damping`` c_tes [N s/m] per section, Eq. (26); ``compression_ratio`` (0 = tension-only, 1 =
+    ``rest_lengths`` (N,) [m]; ``masses`` (N+1,) [kg], Eq. (17); ``axial_stiffness`` k_tes [N/m] (scalar or per
+    section) and ``axial_damping`` c_tes [N s/m], Eq. (26); ``compression_ratio`` (0 = tension-only, 1 =
     symmetric); ``bending_stiffness`` k_tor [N m/rad] and ``bending_damping`` c_tor [N m s/rad] per interior
     node, Eq. (39); ``rest_bend`` (N-1, 3) rest rotation vectors ``beta_i0 n`` [rad]; ``radius`` [m].
     """
 
     rest_lengths: Float[Array, " N"]
     masses: Float[Array, " N1"]
-    axial_stiffness: Float[Array, ""]
+    axial_stiffness: Float[Array, "*N"]
     axial_damping: Float[Array, ""]
     compression_ratio: Float[Array, ""]
     bending_stiffness: Float[Array, ""]
@@ -100,7 +100,7 @@ class Rope(eqx.Module):
     def uniform(cls, length, n_sections: int, linear_density, axial_rigidity, bending_stiffness,
                 rest_bend_total=0.0, plane_normal=(0.0, 0.0, 1.0), axial_damping=0.0, bending_damping=0.0,
                 compression_ratio=1.0, radius=0.0015) -> "Rope":
-        """Equal sections: ``k_tes = EA / l0`` from the axial rigidity ``EA`` [N]; the rest bend
+        """Equal sections: ``k_tes = EA / l0`` (per section) from the axial rigidity ``EA`` [N]; the rest bend
         ``rest_bend_total`` [rad] is shared equally by the ``N - 1`` interior nodes about ``plane_normal``."""
         n = int(n_sections)
         l0 = jnp.asarray(length, float) / n
@@ -109,7 +109,7 @@ class Rope(eqx.Module):
         normal = normal / jnp.linalg.norm(normal)
         beta0 = jnp.asarray(rest_bend_total, float) / (n - 1)
         f = lambda v: jnp.asarray(v, float)  # noqa: E731
-        return cls(rest, node_masses(linear_density, rest), f(axial_rigidity) / l0, f(axial_damping),
+        return cls(rest, node_masses(linear_density, rest), f(axial_rigidity) / rest, f(axial_damping),
                    f(compression_ratio), f(bending_stiffness), f(bending_damping),
                    jnp.broadcast_to(beta0 * normal, (n - 1, 3)), f(radius))
 
@@ -125,7 +125,7 @@ class Rope(eqx.Module):
     def axial_energy(self, x: Float[Array, "N1 3"]) -> Float[Array, ""]:
         """``sum k(dl) dl^2 / 2``, ``dl = |x_{i+1} - x_i| - l_i`` (Eq. (26) without damping)."""
         stretch = _safe_norm(x[1:] - x[:-1]) - self.rest_lengths
-        return 0.5 * self.axial_stiffness * jnp.sum(self._axial_gain(stretch) * stretch**2)
+        return 0.5 * jnp.sum(self.axial_stiffness * self._axial_gain(stretch) * stretch**2)
 
     def bending_energy(self, x: Float[Array, "N1 3"]) -> Float[Array, ""]:
         """``sum k_tor |phi_i - phi_i0|^2 / 2`` (Eq. (39))."""
@@ -192,7 +192,7 @@ def equilibrium(rope: Rope, x_guess, first, last, external=None, *, tol: float =
     (Optimistix; differentiable in ``rope``/ends/loads by the implicit function theorem). Returns
     ``(x_inner, ok)``; start from a nearby shape (e.g. a circular arc of the rope's length)."""
     def fn(xi, args):
-        return static_residual(rope, xi, first, last, external) / rope.axial_stiffness
+        return static_residual(rope, xi, first, last, external) / jnp.mean(rope.axial_stiffness)
 
     sol = optx.root_find(fn, optx.Newton(rtol=tol, atol=tol * jnp.mean(rope.rest_lengths)),
                          jax.lax.stop_gradient(x_guess), max_steps=max_steps, throw=False)
@@ -209,7 +209,7 @@ def pressed_equilibrium(rope: Rope, x_start, first, last, node: int, direction, 
     """
     u = jnp.asarray(direction, float)
     anchor = x_start[node - 1] @ u
-    scale = rope.axial_stiffness
+    scale = jnp.mean(rope.axial_stiffness)
 
     def fn(z, args):
         xi, fc = z

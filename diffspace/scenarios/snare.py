@@ -83,7 +83,7 @@ def schema() -> Schema:
         "virtual_spring": {
             "max_depth_m": Field("float", 0.008, **pos),
             "n_depths": Field("int", 16, min=4, max=200),
-            "degree": Field("int", 3, min=1, max=8),
+            "degree": Field("int", 5, min=1, max=8),
             "damping_N_s_m": Field("float", 0.0, min=0.0, help="c_v of Eq. (43)"),
             "end_distances_m": Field("floats", [0.24, 0.25, 0.26, 0.27, 0.28], help="d_se grid of the surface fit"),
         },

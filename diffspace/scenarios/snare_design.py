@@ -28,7 +28,7 @@ import jax.numpy as jnp
 from jaxtyping import Array, Float
 
 from ..contact import simulate_impact
-from ..contact.rope import Rope, Shaft, assemble, equilibrium, pressed_equilibrium, rope_accelerations
+from ..contact.rope import Rope, Shaft, _safe_norm, assemble, equilibrium, pressed_equilibrium, rope_accelerations
 
 APPROACHES = ("against_bow", "along_bow")
 
@@ -122,12 +122,13 @@ def contact_direction(x: Float[Array, "N1 3"], node, approach: str = "against_bo
 
 
 # ---------------------------------------------------------------------------------------------- virtual spring
-def pressing_curve(model: SnareModel, x_eq, node, depths: Float[Array, " K"] | None = None):
+def pressing_curve(model: SnareModel, x_eq, node, depths: Float[Array, " K"] | None = None, direction=None):
     """Static contact force ``F_c`` [N] at each pressing depth ``delta_v`` of node ``node`` (0-based) along
-    the approach direction (Eqs. (40)-(41)): displacement-controlled continuation, a ``lax.scan`` over
-    increasing depths, each Newton solve started from the previous shape. Returns ``(F_c (K,), converged)``."""
+    the approach direction (or ``direction``) (Eqs. (40)-(41)): displacement-controlled continuation, a
+    ``lax.scan`` over increasing depths, each Newton solve started from the previous shape.
+    Returns ``(F_c (K,), converged)``."""
     depths = model.fit_depths if depths is None else depths
-    u = contact_direction(x_eq, node, model.approach)
+    u = contact_direction(x_eq, node, model.approach) if direction is None else jnp.asarray(direction, float)
     first, last = model.snare.ends(0.0)
     x_ref = x_eq[1:-1]
 
@@ -268,14 +269,14 @@ def dynamic_impact(model: SnareModel, x_eq, node, speed, t_end, **settings) -> d
     def sample(xi, vi, p, w, a, b, va, vb):
         x, v = assemble(xi, a, b), assemble(vi, va, vb)
         f_nodes, mags = model.shaft.forces(model.law, model.rope, x, v, p, w, speed)
-        return jnp.linalg.norm(jnp.sum(f_nodes, axis=0)), mags
+        return _safe_norm(jnp.sum(f_nodes, axis=0)), mags  # zero between contacts: safe gradient
 
     force, mags = jax.vmap(sample)(xi, vi, p, w, a, b, va, vb)
     p0 = p[0]
     rebound = -(w[-1] @ u)
     return {
         "peak_force_N": _parabolic_peak(force),
-        "impulse_N_s": jnp.linalg.norm(impulse[-1]),
+        "impulse_N_s": _safe_norm(impulse[-1]),
         "rebound_speed_m_s": rebound,
         "restitution": rebound / speed,
         "max_travel_m": jnp.max((p - p0) @ u),

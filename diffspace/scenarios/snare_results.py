@@ -105,7 +105,7 @@ def analyse(model: sd.SnareModel, cfg: dict) -> dict:
         "min_bend_for_end_distance_deg": float(np.rad2deg(2 * np.arccos(cfg["snare"]["end_distance_m"] / model.length))),
         "sag_m": float(sag.max()), "section_force_min_N": float(tension.min()), "section_force_max_N": float(tension.max()),
         "static_residual_max_N": residual,
-        "k_tes_N_m": float(model.rope.axial_stiffness), "k_tor_N_m_rad": float(model.rope.bending_stiffness),
+        "k_tes_N_m": float(model.rope.axial_stiffness[0]), "k_tor_N_m_rad": float(model.rope.bending_stiffness),
         "c_tes_N_s_m": float(model.rope.axial_damping), "c_tor_N_m_s_rad": float(model.rope.bending_damping),
         "node_mass_kg": float(model.rope.masses[1]),
         "virtual_k_v0_N_m": float(coef[0]), "virtual_poly_coefficients": np.asarray(coef),

@@ -1,0 +1,153 @@
+"""Lumped-mass wire rope (diffspace.contact.rope): masses, series springs, energy, bend angles, contact."""
+
+import diffrax
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from diffspace.contact import ContactLaw
+from diffspace.contact.rope import (
+    Rope,
+    Shaft,
+    assemble,
+    bend_vectors,
+    equilibrium,
+    node_masses,
+    rope_accelerations,
+    total_energy,
+)
+
+
+def test_node_masses_follow_eqs_17_and_18():
+    """Eq. (18): equal sections give m_tot/(2N) at the ends and m_tot/N inside; Eq. (17) in general."""
+    m = np.asarray(node_masses(0.0365, jnp.full(30, 0.01)))
+    m_tot = 0.0365 * 0.30
+    assert m.shape == (31,)
+    np.testing.assert_allclose(m[[0, -1]], m_tot / 60, rtol=1e-14)
+    np.testing.assert_allclose(m[1:-1], m_tot / 30, rtol=1e-14)
+    lengths = np.array([0.01, 0.03, 0.02])
+    np.testing.assert_allclose(node_masses(2.0, lengths), [0.01, 0.04, 0.05, 0.02], rtol=1e-14)
+    assert m.sum() == pytest.approx(m_tot, rel=1e-14)
+
+
+def test_straight_rope_under_end_load_matches_series_springs():
+    """Tension-only sections with different rest lengths and stiffnesses, no bending, pulled to length D:
+    every section carries F = (D - L) / sum(1/k_i), stretches F/k_i, and the end reaction equals F (1e-9)."""
+    rng = np.random.default_rng(3)
+    n = 6
+    rest = rng.uniform(0.02, 0.05, n)
+    k = rng.uniform(2e3, 9e3, n)
+    length = rest.sum()
+    rope = Rope(jnp.asarray(rest), node_masses(0.03, rest), jnp.asarray(k), jnp.zeros(()), jnp.zeros(()),
+                jnp.zeros(()), jnp.zeros(()), jnp.zeros((n - 1, 3)), jnp.asarray(0.0015))
+    stretch_total = 0.004
+    first, last = jnp.zeros(3), jnp.array([length + stretch_total, 0.0, 0.0])
+    along = np.cumsum(rest)[:-1] * (1.0 + stretch_total / length)  # every section stretched (taut guess)
+    guess = jnp.stack([along, 1e-4 * rng.standard_normal(n - 1), 1e-4 * rng.standard_normal(n - 1)], axis=1)
+    xi, ok = jax.jit(equilibrium)(rope, guess, first, last)
+    assert bool(ok)
+    x = assemble(xi, first, last)
+    force = stretch_total / np.sum(1.0 / k)
+    tension = np.asarray(rope.tensions(x, jnp.zeros_like(x)))
+    sections = np.linalg.norm(np.diff(np.asarray(x), axis=0), axis=1)
+    np.testing.assert_allclose(tension, force, rtol=1e-9)
+    np.testing.assert_allclose(sections - rest, force / k, rtol=1e-9)
+    reaction = -jax.grad(rope.elastic_energy)(x)[-1]  # force of the rope on the loaded end
+    np.testing.assert_allclose(reaction, [-force, 0.0, 0.0], rtol=1e-9, atol=1e-9 * force)
+    np.testing.assert_allclose(np.asarray(x)[:, 1:], 0.0, atol=1e-12)
+
+
+def test_tension_only_chain_has_zero_energy_collapse_mode():
+    """The physics trap behind ``compression_ratio``: with ends closer than the rope length, the rest shape
+    shrunk to the end distance costs no energy with tension-only sections, but does with compression."""
+    n, length = 10, 0.30
+    soft = Rope.uniform(length, n, 0.0365, 5e5, 2.0, rest_bend_total=-np.deg2rad(26.0), compression_ratio=0.0)
+    stiff = Rope.uniform(length, n, 0.0365, 5e5, 2.0, rest_bend_total=-np.deg2rad(26.0), compression_ratio=1.0)
+    theta = np.deg2rad(13.0) - np.arange(n) * np.deg2rad(26.0) / (n - 1)  # tangent angles of the rest shape
+    x = np.concatenate([[[0.0, 0.0, 0.0]], np.cumsum(0.03 * np.stack([np.cos(theta), np.sin(theta), 0 * theta], 1), 0)])
+    shrunk = jnp.asarray(x * 0.26 / np.linalg.norm(x[-1]))
+    assert float(soft.elastic_energy(shrunk)) == pytest.approx(0.0, abs=1e-14)
+    assert float(stiff.elastic_energy(shrunk)) > 1.0  # J: compressing 4 cm of steel rope
+
+
+def test_bend_vectors_are_signed_planar_angles_and_smooth_when_straight():
+    """In the plane, phi_i = beta_i z with the signed turning angle; the bending energy has finite
+    gradients and Hessians at a straight rope (Taylor branch of beta / sin beta)."""
+    turns = np.array([0.3, -0.2, 0.5, 0.0])
+    theta = np.concatenate([[0.1], 0.1 + np.cumsum(turns)])
+    seg = np.stack([np.cos(theta), np.sin(theta), 0 * theta], 1) * np.array([[0.02], [0.03], [0.01], [0.02], [0.04]])
+    x = jnp.asarray(np.concatenate([[[0.0, 0.0, 0.0]], np.cumsum(seg, 0)]))
+    np.testing.assert_allclose(bend_vectors(x), np.stack([0 * turns, 0 * turns, turns], 1), atol=1e-14)
+    rope = Rope.uniform(0.1, 5, 0.03, 1e3, 1.5)
+    straight = jnp.stack([jnp.linspace(0, 0.1, 6), jnp.zeros(6), jnp.zeros(6)], 1)
+    grad = jax.jit(jax.grad(rope.bending_energy))
+    g = grad(straight)
+    h = jax.jit(jax.hessian(rope.bending_energy))(straight)
+    assert np.all(np.isfinite(g)) and np.all(np.isfinite(h))
+    # second derivative against finite differences of the gradient (lateral push of node 2)
+    e = jnp.zeros_like(straight).at[2, 1].set(1.0)
+    fd = (grad(straight + 1e-6 * e) - grad(straight - 1e-6 * e)) / 2e-6
+    np.testing.assert_allclose(h[:, :, 2, 1], fd, rtol=1e-5, atol=1e-3)
+    assert float(h[2, 1, 2, 1]) == pytest.approx(1.5 * (1 + 4 + 1) / 0.02**2, rel=1e-9)
+
+
+@jax.jit
+def _excess_energy(rope, xi, v0, first, last):
+    """Vibration energy above the prestressed equilibrium ``xi`` along a free motion (ends fixed)."""
+    zero = jnp.zeros(3)
+
+    def field(t, y, args):
+        return y[1], rope_accelerations(rope, assemble(y[0], first, last), assemble(y[1], zero, zero))
+
+    sol = diffrax.diffeqsolve(diffrax.ODETerm(field), diffrax.Tsit5(), 0.0, 0.02, None, (xi, v0),
+                              saveat=diffrax.SaveAt(ts=jnp.linspace(0.0, 0.02, 81)),
+                              stepsize_controller=diffrax.PIDController(rtol=1e-10, atol=1e-12), max_steps=100_000)
+    energy = jax.vmap(lambda a, b: total_energy(rope, assemble(a, first, last), assemble(b, zero, zero)))(*sol.ys)
+    return energy - rope.elastic_energy(assemble(xi, first, last))
+
+
+def _free_vibration(damping_ratio: float):
+    n = 6
+    m, k = 0.0365 * 0.05, 2e3 / 0.05
+    rope = Rope.uniform(0.3, n, 0.0365, 2e3, 0.5, rest_bend_total=-0.4, compression_ratio=1.0,
+                        axial_damping=2 * damping_ratio * np.sqrt(k * m),
+                        bending_damping=2 * damping_ratio * np.sqrt(0.5 * m * 0.05**2))
+    first, last = jnp.array([-0.13, 0.0, 0.0]), jnp.array([0.13, 0.0, 0.0])
+    s = np.linspace(-1.0, 1.0, n + 1)
+    guess = jnp.stack([0.13 * s, 0.07 * (1 - s**2), 0 * s], 1)
+    xi, ok = jax.jit(equilibrium)(rope, guess[1:-1], first, last)
+    assert bool(ok)
+    alternating = (-1.0) ** np.arange(n - 1)  # excites the short modes the node-scale dashpots act on
+    v0 = jnp.stack([0.05 * alternating, 0.3 * alternating, 0.1 * np.ones(n - 1)], 1)
+    return np.asarray(_excess_energy(rope, xi, v0, first, last))
+
+
+def test_energy_balance_without_and_with_damping():
+    """Kinetic + axial + bending energy is constant without damping (to solver tolerance: 1e-6 of the
+    vibration energy above the prestressed equilibrium) and decreases monotonically with the dashpots."""
+    e = _free_vibration(0.0)
+    assert np.max(np.abs(e / e[0] - 1.0)) < 1e-6
+    e_d = _free_vibration(0.3)
+    assert np.all(np.diff(e_d) <= 1e-9 * e_d[0])
+    assert e_d[-1] < 0.5 * e_d[0]
+
+
+def test_shaft_contact_geometry_and_action_reaction():
+    """Indentation r_s + r_rope - distance to the axis, normal from the axis to the node, and the shaft
+    feels minus the sum of the node forces (only touching nodes are loaded)."""
+    rope = Rope.uniform(0.04, 4, 0.03, 1e3, 1.0, radius=0.0015)
+    shaft = Shaft(0.01, axis=(0.0, 0.0, 2.0))
+    x = jnp.array([[0.0115, 0.0, 0.3], [0.0, 0.0110, -0.2], [-0.008, -0.006, 0.0], [0.03, 0.0, 0.0], [0.0, 0.05, 0.0]])
+    delta, normal = eqx.filter_jit(Shaft.indentation)(shaft, rope, x, jnp.zeros(3))
+    np.testing.assert_allclose(delta, [0.0, 0.0005, 0.0015, -0.0185, -0.0385], atol=1e-15)
+    np.testing.assert_allclose(normal[2], [-0.8, -0.6, 0.0], atol=1e-15)
+    law = ContactLaw(1e7, 1.5, 0.55, law="hunt_crossley")
+    forces, mags = eqx.filter_jit(Shaft.forces)(shaft, law, rope, x, jnp.zeros_like(x), jnp.zeros(3), jnp.array([0.0, 0.01, 0.0]), 0.01)
+    np.testing.assert_allclose(np.asarray(mags)[[0, 3, 4]], 0.0, atol=0.0)
+    assert float(mags[2]) > float(mags[1]) > 0.0
+    np.testing.assert_allclose(forces[2] / mags[2], normal[2], atol=1e-15)
+    expected = law.force(0.0015, -normal[2] @ jnp.array([0.0, -0.01, 0.0]), 0.01)
+    assert float(mags[2]) == pytest.approx(float(expected), rel=1e-14)
+    np.testing.assert_allclose(jnp.sum(forces, axis=0), forces[1] + forces[2], atol=1e-12)

@@ -1,0 +1,163 @@
+"""Snare capture scenario: initial shape, virtual spring, gradients through the rope impact, config errors."""
+
+import dataclasses
+import json
+from pathlib import Path
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from diffspace.cli import load_scenario, main
+from diffspace.contact.rope import bend_vectors, static_residual
+from diffspace.scenarios import snare
+from diffspace.scenarios import snare_design as sd
+from diffspace.scenarios.snare_results import stiffness_profile
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIG = ROOT / "configs" / "snare_capture.toml"
+
+
+def _cfg(*overrides):
+    _, cfg = load_scenario(CONFIG, list(overrides))
+    return cfg
+
+
+@pytest.fixture(scope="module")
+def paper():
+    """The paper's rope (30 sections, d_se = 0.26 m) with its initial shape, stiffness profile and the
+    static pressing curves at node 16 (against and along the bow) and node 5 (one vmapped solve)."""
+    cfg = _cfg()
+    model = snare.build_model(cfg, 1.79)
+    along_depths = 0.5 * model.fit_depths
+
+    @eqx.filter_jit
+    def statics(model):
+        x, ok = sd.initial_shape(model)
+        u16, u5 = sd.contact_direction(x, 15), sd.contact_direction(x, 4)
+        f, ok_f = jax.vmap(lambda n, u, d: sd.pressing_curve(model, x, n, d, u))(
+            jnp.array([15, 4, 15]), jnp.stack([u16, u5, -u16]), jnp.stack([model.fit_depths, model.fit_depths, along_depths]))
+        residual = static_residual(model.rope, x[1:-1], x[0], x[-1])
+        return x, ok & jnp.all(ok_f), f, stiffness_profile(model, x), residual, bend_vectors(x)
+
+    x, ok, f, profile, residual, bends = statics(model)
+    assert bool(ok)
+    return {"cfg": cfg, "model": model, "x": x, "f16": f[0], "f5": f[1], "f16_along": f[2], "residual": residual,
+            "bends": bends, "along_depths": along_depths, "profile": np.asarray(profile)}
+
+
+def test_initial_shape_is_a_static_equilibrium_with_the_configured_geometry(paper):
+    """Residual of Eqs. (35)-(36) ~ 0; ends on the ring at d_se; rest bend 26 deg; the installed bend obeys
+    the geometric bound 2 acos(d_se / L) (a 0.30 m rope cannot span 0.26 m with only 26 deg of bend)."""
+    model, x = paper["model"], paper["x"]
+    assert float(jnp.max(jnp.abs(paper["residual"]))) < 1e-8  # N (section forces are ~1 N)
+    assert float(jnp.linalg.norm(x[-1] - x[0])) == pytest.approx(0.26, abs=1e-14)
+    np.testing.assert_allclose(np.linalg.norm(np.asarray(x)[[0, -1], :2], axis=1), 0.15, rtol=1e-14)
+    rest_total = -float(jnp.sum(model.rope.rest_bend[:, 2]))
+    assert np.rad2deg(rest_total) == pytest.approx(26.0, rel=1e-12)
+    installed = -float(jnp.sum(paper["bends"][:, 2]))
+    assert np.rad2deg(installed) > np.rad2deg(2 * np.arccos(0.26 / 0.30))
+    sections = np.linalg.norm(np.diff(np.asarray(x), axis=0), axis=1)
+    np.testing.assert_allclose(sections, 0.01, rtol=1e-3)  # nearly inextensible
+    assert float(jnp.max(x[:, 1])) > -0.02  # bows inwards, towards the ring centre (+y)
+
+
+def test_virtual_spring_polynomial_and_stiffness_profile(paper):
+    """Eq. (41) polynomial reproduces the static solves; its k_v(0) equals the Hessian-based stiffness;
+    pushing against the bow softens (paper's a < 0), along the bow stiffens; the stiffness profile is
+    symmetric, largest next to the ends, with a local maximum at the middle and minima near the quarters."""
+    model, depths = paper["model"], paper["model"].fit_depths
+    coef = sd.fit_polynomial(depths, paper["f16"], model.degree)
+    law = sd.VirtualSpringLaw(coef, 0.0, 1.0)
+    fitted = jax.vmap(law.elastic_force)(depths)
+    np.testing.assert_allclose(fitted, paper["f16"], rtol=1e-2)
+    k = paper["profile"]  # index i <-> node i + 2 (1-based)
+    assert float(coef[0]) == pytest.approx(k[14], rel=2e-2)
+    a16 = np.polyfit(np.asarray(depths), np.asarray(paper["f16"]), 2)[0]
+    along = np.polyfit(np.asarray(paper["along_depths"]), np.asarray(paper["f16_along"]), 2)[0]
+    assert a16 < 0.0 < along
+    np.testing.assert_allclose(k, k[::-1], rtol=1e-6)
+    assert k[0] > k[14] > max(k[8], k[18])  # node 2 > node 16 > nodes 10, 20
+    assert int(np.argmin(k[:15])) + 2 in range(6, 11)  # softest near the quarter point
+    assert float(sd.fit_polynomial(depths, paper["f5"], model.degree)[0]) == pytest.approx(k[3], rel=2e-2)
+
+
+@pytest.mark.slow
+def test_contact_gradients_match_finite_differences():
+    """jax.grad of the peak force through the full dynamic rope impact (w.r.t. approach speed and k_tor,
+    including the initial-shape solve) and through the virtual-spring impact events (w.r.t. speed) agree
+    with central differences (each function compiled once: the differences reuse it)."""
+    cfg = _cfg("rope.n_sections=6", "rope.axial_rigidity_N=5e3")
+
+    def dynamic(speed, k_tor):
+        model = snare.build_model(cfg, 1.79, k_tor)
+        x, _ = sd.initial_shape(model)
+        res = sd.dynamic_impact(model, x, 3, speed, 0.25, rtol=1e-9, atol=1e-12, n_save=300, max_steps=20_000)
+        return res["peak_force_N"], res["ok"] & res["separated"]
+
+    value_grad = jax.jit(jax.value_and_grad(dynamic, argnums=(0, 1), has_aux=True))
+    (f0, ok), (g_v, g_k) = value_grad(0.06, 2.0)
+    assert bool(ok) and 1.0 < float(f0) < 10.0
+    h = 1e-4
+    fd_v = (value_grad(0.06 * (1 + h), 2.0)[0][0] - value_grad(0.06 * (1 - h), 2.0)[0][0]) / (2 * h * 0.06)
+    fd_k = (value_grad(0.06, 2.0 * (1 + h))[0][0] - value_grad(0.06, 2.0 * (1 - h))[0][0]) / (2 * h * 2.0)
+    assert float(g_v) == pytest.approx(float(fd_v), rel=2e-3)
+    assert float(g_k) == pytest.approx(float(fd_k), rel=2e-3)
+    assert float(g_v) > 0.0 and float(g_k) > 0.0
+
+    model = snare.build_model(cfg, 1.79)
+    coef = jnp.array([1500.0, -1.2e5, 5.0e6])  # a softening virtual spring (paper-like, Eq. (41))
+    peak = jax.jit(jax.value_and_grad(lambda v: sd.virtual_impact(model, coef, v)["peak_force_N"]))
+    f1, g = peak(0.06)
+    fd = (peak(0.06 * (1 + 1e-5))[0] - peak(0.06 * (1 - 1e-5))[0]) / (2e-5 * 0.06)
+    assert float(g) == pytest.approx(float(fd), rel=1e-4)
+    assert float(g) < float(f1) / 0.06  # softening: peak grows slower than linearly with speed
+
+
+@pytest.mark.slow
+def test_arm_effective_mass():
+    """Rod-tip effective mass of esd_arm7 at the paper's joint angles: free joints 2, 4, 6 give less
+    resistance than all joints locked, and both are below the total mass (116.1 kg)."""
+    masses = snare.striking_mass(_cfg())
+    assert masses["arm_effective_mass_kg"] == pytest.approx(1.870, abs=1e-3)
+    assert masses["striking_mass_kg"] == pytest.approx(1.870 * 41.7 / (1.870 + 41.7), abs=1e-3)
+    assert masses["arm_mass_free_rod_normal_kg"] < masses["arm_mass_locked_rod_normal_kg"] < 116.1
+    assert masses["arm_mass_free_rod_axis_kg"] < masses["arm_mass_locked_rod_axis_kg"] < 116.1
+
+
+@pytest.mark.parametrize("override, key", [
+    ("rope.length_m=-0.3", "rope.length_m"),
+    ("rope.linear_density_kg_m=0", "rope.linear_density_kg_m"),
+    ("rope.bending_stiffness_N_m_rad=0", "rope.bending_stiffness_N_m_rad"),
+    ("rope.axial_rigidity_N=-1", "rope.axial_rigidity_N"),
+    ("strike.mass_kg=0", "strike.mass_kg"),
+    ("strike.node=31", "strike.node"),
+    ("strike.node=1", "strike.node"),
+    ("contact.law='bogus'", "contact.law"),
+    ("snare.end_distance_m=0.31", "snare.end_distance_m"),
+])
+def test_bad_inputs_name_the_key(override, key, tmp_path, capsys):
+    """Non-positive length/mass/stiffness, nodes out of range, unknown laws: exit 2 naming the key."""
+    assert main(["run", str(CONFIG), "--out", str(tmp_path), "--set", override]) == 2
+    err = capsys.readouterr().err
+    assert key in err and "Traceback" not in err
+
+
+@pytest.mark.slow
+def test_cli_run_and_optimize(tmp_path):
+    """`diffspace run` and `optimize` write their files; dynamic and virtual peaks agree within 5 %; the
+    optimum respects the force limit in both models."""
+    assert main(["run", str(CONFIG), "--out", str(tmp_path / "run")]) == 0
+    s = json.loads((tmp_path / "run" / "summary.json").read_text())
+    for name in ("timeseries.csv", "virtual_timeseries.csv", "pressing_curve.csv", "force_time.png", "rope_shape.png"):
+        assert (tmp_path / "run" / name).is_file()
+    assert s["dynamic_peak_force_N"] == pytest.approx(s["virtual_peak_force_N"], rel=0.05)
+    assert s["static_residual_max_N"] < 1e-8 and s["virtual_within_fit_range"]
+    assert main(["optimize", str(CONFIG), "--out", str(tmp_path / "opt"), "--set", "optimize.nodes=[5, 16]",
+                 "--set", "optimize.steps=30"]) == 0
+    o = json.loads((tmp_path / "opt" / "summary.json").read_text())
+    assert o["best_virtual_peak_force_N"] <= o["force_limit_N"] * (1 + 1e-6)
+    assert o["best_dynamic_peak_force_N"] <= o["force_limit_N"] * 1.05
+    assert o["best_node"] == 5  # the quarter region is softer than the middle: faster approach allowed
