@@ -1,6 +1,5 @@
 """Snare capture scenario: initial shape, virtual spring, gradients through the rope impact, config errors."""
 
-import dataclasses
 import json
 from pathlib import Path
 
@@ -31,7 +30,7 @@ def paper():
     static pressing curves at node 16 (against and along the bow) and node 5 (one vmapped solve)."""
     cfg = _cfg()
     model = snare.build_model(cfg, 1.79)
-    along_depths = 0.5 * model.fit_depths
+    along_depths = jnp.linspace(0.0, 0.004, model.fit_depths.shape[0] + 1)[1:]  # taut beyond ~1 cm
 
     @eqx.filter_jit
     def statics(model):
@@ -65,23 +64,26 @@ def test_initial_shape_is_a_static_equilibrium_with_the_configured_geometry(pape
 
 
 def test_virtual_spring_polynomial_and_stiffness_profile(paper):
-    """Eq. (41) polynomial reproduces the static solves; its k_v(0) equals the Hessian-based stiffness;
-    pushing against the bow softens (paper's a < 0), along the bow stiffens; the stiffness profile is
-    symmetric, largest next to the ends, with a local maximum at the middle and minima near the quarters."""
-    model, depths = paper["model"], paper["model"].fit_depths
-    coef = sd.fit_polynomial(depths, paper["f16"], model.degree)
-    law = sd.VirtualSpringLaw(coef, 0.0, 1.0)
-    fitted = jax.vmap(law.elastic_force)(depths)
-    np.testing.assert_allclose(fitted, paper["f16"], rtol=1e-2)
+    """Eq. (41) polynomial (fitted over F_c in [0, F_A]) reproduces the static solves; its k_v(0) equals the
+    Hessian-based stiffness; pushing against the bow softens (paper's a < 0), along the bow stiffens; the
+    stiffness profile is symmetric, largest next to the ends, with a local maximum at the middle and minima
+    near the quarter points."""
+    model, depths = paper["model"], np.asarray(paper["model"].fit_depths)
     k = paper["profile"]  # index i <-> node i + 2 (1-based)
-    assert float(coef[0]) == pytest.approx(k[14], rel=2e-2)
-    a16 = np.polyfit(np.asarray(depths), np.asarray(paper["f16"]), 2)[0]
+    for forces, k_lin in ((paper["f16"], k[14]), (paper["f5"], k[3])):
+        keep = np.cumprod(np.asarray(forces) <= float(model.fit_max_force)).astype(bool)
+        assert keep.sum() >= 12
+        coef = sd.fit_polynomial(jnp.asarray(depths), forces, model.degree, jnp.asarray(keep, float))
+        fitted = jax.vmap(sd.VirtualSpringLaw(coef, 0.0, 1.0).elastic_force)(jnp.asarray(depths))
+        np.testing.assert_allclose(np.asarray(fitted)[keep], np.asarray(forces)[keep], rtol=1e-2)
+        assert float(coef[0]) == pytest.approx(float(k_lin), rel=2e-2)
+    small = depths <= 0.004
+    a16 = np.polyfit(depths[small], np.asarray(paper["f16"])[small], 2)[0]
     along = np.polyfit(np.asarray(paper["along_depths"]), np.asarray(paper["f16_along"]), 2)[0]
     assert a16 < 0.0 < along
     np.testing.assert_allclose(k, k[::-1], rtol=1e-6)
     assert k[0] > k[14] > max(k[8], k[18])  # node 2 > node 16 > nodes 10, 20
     assert int(np.argmin(k[:15])) + 2 in range(6, 11)  # softest near the quarter point
-    assert float(sd.fit_polynomial(depths, paper["f5"], model.degree)[0]) == pytest.approx(k[3], rel=2e-2)
 
 
 @pytest.mark.slow
@@ -116,7 +118,6 @@ def test_contact_gradients_match_finite_differences():
     assert float(g) < float(f1) / 0.06  # softening: peak grows slower than linearly with speed
 
 
-@pytest.mark.slow
 def test_arm_effective_mass():
     """Rod-tip effective mass of esd_arm7 at the paper's joint angles: free joints 2, 4, 6 give less
     resistance than all joints locked, and both are below the total mass (116.1 kg)."""
@@ -160,4 +161,4 @@ def test_cli_run_and_optimize(tmp_path):
     o = json.loads((tmp_path / "opt" / "summary.json").read_text())
     assert o["best_virtual_peak_force_N"] <= o["force_limit_N"] * (1 + 1e-6)
     assert o["best_dynamic_peak_force_N"] <= o["force_limit_N"] * 1.05
-    assert o["best_node"] == 5  # the quarter region is softer than the middle: faster approach allowed
+    assert o["best_node"] == 5  # softer than the middle (k_v0 558 vs 1870 N/m): a faster approach is allowed

@@ -66,7 +66,8 @@ class Snare(eqx.Module):
 class SnareModel(eqx.Module):
     """Everything an impact on one rope needs. Arrays are differentiable; ``length`` and the polynomial
     ``degree`` are static. ``mass``: effective striking mass [kg]; ``virtual_damping``: ``c_v`` [N s/m];
-    ``fit_depths``: pressing depths of the static solves [m]."""
+    ``fit_depths``: pressing depths of the static solves [m]; ``fit_max_force``: the force range
+    ``[0, F_A]`` of the polynomial fit [N] (paper Section 3.2, step (1))."""
 
     rope: Rope
     snare: Snare
@@ -75,6 +76,7 @@ class SnareModel(eqx.Module):
     mass: Float[Array, ""]
     virtual_damping: Float[Array, ""]
     fit_depths: Float[Array, " K"]
+    fit_max_force: Float[Array, ""]
     length: float = eqx.field(static=True)
     degree: int = eqx.field(static=True, default=3)
     approach: str = eqx.field(static=True, default="against_bow")
@@ -141,22 +143,36 @@ def pressing_curve(model: SnareModel, x_eq, node, depths: Float[Array, " K"] | N
     return forces, jnp.all(ok)
 
 
-def fit_polynomial(depths, forces, degree: int) -> Float[Array, " p"]:
-    """Least-squares ``F_c = sum_{j=1..degree} a_j delta^j`` (no constant term, ``F_c(0) = 0``); returns
-    ``a_1 .. a_degree``, ``a_1 = k_v(0)`` the small-indentation stiffness. Differentiable."""
+def fit_polynomial(depths, forces, degree: int, weights=None) -> Float[Array, " p"]:
+    """Least-squares ``F_c = sum_{j=1..degree} a_j delta^j`` (no constant term, ``F_c(0) = 0``), optionally
+    weighted (0 drops a point); returns ``a_1 .. a_degree``, ``a_1 = k_v(0)``. Differentiable."""
+    w = jnp.ones_like(forces) if weights is None else weights
     basis = jnp.stack([depths**j for j in range(1, degree + 1)], axis=1)
-    scale = jnp.max(jnp.abs(basis), axis=0)
-    coef, *_ = jnp.linalg.lstsq(basis / scale, forces)
+    scale = jnp.max(jnp.abs(basis * w[:, None]), axis=0)
+    coef, *_ = jnp.linalg.lstsq(w[:, None] * basis / scale, w * forces)
     return coef / scale
 
 
-def fit_surface(depths, end_distances, forces, degree: int, degree_d: int = 2, d_ref: float = 0.26):
+def virtual_spring(model: SnareModel, x_eq, node):
+    """The paper's virtual spring at ``node`` (0-based): static pressing curve over ``model.fit_depths`` and
+    the polynomial fitted to the points up to the first one whose force exceeds ``F_A = fit_max_force``
+    (Section 3.2: fit over ``F_c in [0, F_A]``; a softening node that never reaches ``F_A`` uses the whole
+    depth range). Returns ``(coefficients, forces, fit_limit_depth [m], converged)``."""
+    forces, ok = pressing_curve(model, x_eq, node)
+    keep = jnp.cumprod(forces <= model.fit_max_force).astype(float)
+    keep = keep.at[: model.degree + 1].set(1.0)  # always enough points to determine the polynomial
+    limit = jnp.max(jnp.where(keep > 0.0, model.fit_depths, 0.0))
+    return fit_polynomial(model.fit_depths, forces, model.degree, keep), forces, limit, ok
+
+
+def fit_surface(depths, end_distances, forces, degree: int, degree_d: int = 2, d_ref: float = 0.26, weights=None):
     """Paper Eq. (41): ``F_c(delta, d_se) = sum_{i=1..degree} sum_{j=0..degree_d} c_ij delta^i (d_se - d_ref)^j``
-    fitted to a grid ``forces (D, K)``; returns ``c (degree, degree_d + 1)`` (row i-1 = power i of delta)."""
+    fitted to a grid ``forces (D, K)`` (optional 0/1 ``weights (D, K)``); returns ``c (degree, degree_d + 1)``."""
     dd, dl = jnp.meshgrid(jnp.asarray(end_distances) - d_ref, jnp.asarray(depths), indexing="ij")
-    terms = jnp.stack([(dl**i * dd**j).ravel() for i in range(1, degree + 1) for j in range(degree_d + 1)], 1)
+    w = jnp.ones(dd.size) if weights is None else jnp.asarray(weights, float).ravel()
+    terms = w[:, None] * jnp.stack([(dl**i * dd**j).ravel() for i in range(1, degree + 1) for j in range(degree_d + 1)], 1)
     scale = jnp.max(jnp.abs(terms), axis=0)
-    coef, *_ = jnp.linalg.lstsq(terms / scale, jnp.asarray(forces).ravel())
+    coef, *_ = jnp.linalg.lstsq(terms / scale, w * jnp.asarray(forces).ravel())
     return (coef / scale).reshape(degree, degree_d + 1)
 
 
@@ -290,36 +306,49 @@ def dynamic_impact(model: SnareModel, x_eq, node, speed, t_end, **settings) -> d
 
 
 def linear_contact_time(model: SnareModel, k0) -> Array:
-    """Half period ``pi sqrt(m / k_v(0))`` of the linearised virtual spring [s] (sets simulation horizons)."""
+    """Half period ``pi sqrt(m / k_v(0))`` of the linearised virtual spring [s]."""
     return jnp.pi * jnp.sqrt(model.mass / k0)
 
 
-def snare_contact(model: SnareModel, node, speed, method: str = "dynamic", *, horizon_factor: float = 1.8,
+def dynamic_horizon(model: SnareModel, coefficients, speed, factor: float = 1.5, adjoint="reverse") -> Array:
+    """Horizon of a full dynamic impact: ``factor`` times the longer of the linearised contact time and the
+    virtual-spring impact's contact duration (softening nodes release late). Not differentiated."""
+    model, coefficients, speed = jax.lax.stop_gradient((model, coefficients, speed))
+    t_lin = linear_contact_time(model, coefficients[0])
+    virt = virtual_impact(model, coefficients, speed, t_max=20.0 * t_lin, adjoint=adjoint)
+    duration = jnp.where(virt["separated"], virt["contact_duration_s"], t_lin)
+    return factor * jnp.maximum(duration, t_lin)
+
+
+def snare_contact(model: SnareModel, node, speed, method: str = "dynamic", *, horizon_factor: float = 1.5,
                   **settings) -> dict:
     """Impact of the shaft on node ``node`` (**1-based**, paper numbering) at approach ``speed`` [m/s].
 
     ``method="dynamic"``: full rope dynamics; ``"virtual"``: the paper's virtual spring. Returns a dict with
     ``peak_force_N``, ``impulse_N_s``, ``rebound_speed_m_s``, ``restitution``, ``k_v0_N_m`` (the static
     stiffness at the node), ``max_indentation_m`` and ``ok``. Pure (jit/vmap/grad over ``model``, ``node``,
-    ``speed``); the horizon is ``horizon_factor`` times the linearised contact time.
+    ``speed``); the dynamic horizon comes from :func:`dynamic_horizon`. ``within_fit_range``: the virtual
+    spring's maximum indentation lies inside its fitted range.
     """
     if method not in ("dynamic", "virtual"):
         raise ValueError(f"method must be 'dynamic' or 'virtual', got {method!r}")
     n0 = jnp.asarray(node) - 1
     x_eq, ok_eq = initial_shape(model)
-    forces, ok_fit = pressing_curve(model, x_eq, n0)
-    coef = fit_polynomial(model.fit_depths, forces, model.degree)
-    t_end = horizon_factor * linear_contact_time(model, coef[0])
+    coef, _, fit_limit, ok_fit = virtual_spring(model, x_eq, n0)
     if method == "virtual":
-        r = virtual_impact(model, coef, speed, t_max=4.0 * t_end, adjoint=settings.get("adjoint", "reverse"))
+        t_lin = linear_contact_time(model, coef[0])
+        r = virtual_impact(model, coef, speed, t_max=20.0 * t_lin, adjoint=settings.get("adjoint", "reverse"))
         return {"peak_force_N": r["peak_force_N"], "impulse_N_s": r["impulse_N_s"],
                 "rebound_speed_m_s": r["detached_velocity_m_s"], "restitution": r["restitution"],
                 "max_indentation_m": r["max_indentation_m"], "contact_duration_s": r["contact_duration_s"],
-                "k_v0_N_m": coef[0], "ok": ok_eq & ok_fit & r["separated"]}
+                "k_v0_N_m": coef[0], "within_fit_range": r["max_indentation_m"] <= fit_limit,
+                "ok": ok_eq & ok_fit & r["separated"]}
+    t_end = dynamic_horizon(model, coef, speed, horizon_factor, settings.get("adjoint", "reverse"))
     r = dynamic_impact(model, x_eq, n0, speed, t_end, **settings)
     return {"peak_force_N": r["peak_force_N"], "impulse_N_s": r["impulse_N_s"],
             "rebound_speed_m_s": r["rebound_speed_m_s"], "restitution": r["restitution"],
             "max_indentation_m": r["max_node_displacement_m"], "k_v0_N_m": coef[0],
+            "within_fit_range": r["max_node_displacement_m"] <= fit_limit,
             "ok": ok_eq & ok_fit & r["ok"] & r["separated"]}
 
 

@@ -39,8 +39,8 @@ def stiffness_profile(model: sd.SnareModel, x_eq):
 @eqx.filter_jit
 def _statics(model, node):
     x_eq, ok = sd.initial_shape(model)
-    forces, ok_fit = sd.pressing_curve(model, x_eq, node)
-    return x_eq, ok, forces, ok_fit, stiffness_profile(model, x_eq)
+    coef, forces, limit, ok_fit = sd.virtual_spring(model, x_eq, node)
+    return x_eq, ok, coef, forces, limit, ok_fit, stiffness_profile(model, x_eq)
 
 
 @eqx.filter_jit
@@ -58,27 +58,29 @@ def analyse(model: sd.SnareModel, cfg: dict) -> dict:
     """Everything ``run`` reports (see :func:`diffspace.scenarios.snare.run`)."""
     imp, vs, sim = cfg["strike"], cfg["virtual_spring"], cfg["simulation"]
     n0, speed = imp["node"] - 1, imp["approach_speed_m_s"]
-    x_eq, ok, forces, ok_fit, k_profile = _statics(model, n0)
+    x_eq, ok, coef, forces, fit_limit, ok_fit, k_profile = _statics(model, n0)
     if not bool(ok):
         raise SolverFailure("initial static shape (Newton on Eqs. (35)-(36)) did not converge")
     if not bool(ok_fit):
         raise SolverFailure(f"static pressing solves at node {imp['node']} did not converge "
                             "(reduce virtual_spring.max_depth_m)")
     depths = model.fit_depths
-    coef = sd.fit_polynomial(depths, forces, model.degree)
-    quad = np.linalg.lstsq(np.stack([depths**2, depths, np.ones_like(depths)], 1), np.asarray(forces), rcond=None)[0]
+    kept = np.asarray(depths) <= float(fit_limit)
     fitted = jax.vmap(lambda d: sd.VirtualSpringLaw(coef, 0.0, 1.0).elastic_force(d))(depths)
+    quad = np.polyfit(np.asarray(depths)[kept], np.asarray(forces)[kept], 2)
     dists = jnp.asarray(vs["end_distances_m"])
     surf_f, surf_ok = _surface_forces(model, n0, dists)
+    surf_w = jnp.cumprod(surf_f <= vs["max_force_N"], axis=1)
     surf = sd.fit_surface(depths, dists, surf_f, model.degree, min(2, len(vs["end_distances_m"]) - 1),
-                          float(model.snare.end_distance))
+                          float(model.snare.end_distance), surf_w)
     surf_pred = jax.vmap(lambda d: jax.vmap(lambda x: sd.eval_surface(surf, x, d, float(model.snare.end_distance)))(depths))(dists)
+    surf_rms = float(jnp.sqrt(jnp.sum(surf_w * (surf_pred - surf_f) ** 2) / jnp.sum(surf_w)))
 
     t_lin = float(sd.linear_contact_time(model, coef[0]))
     virt = jax.jit(lambda c, v: sd.virtual_impact(model, c, v, t_max=20.0 * t_lin, n_save=200))(coef, speed)
     if not bool(virt["separated"]):
         raise SolverFailure("virtual-spring impact did not separate within 20 linearised contact times")
-    t_end = sim["horizon_factor"] * t_lin + imp["initial_gap_m"] / speed
+    t_end = sim["horizon_factor"] * max(float(virt["contact_duration_s"]), t_lin) + imp["initial_gap_m"] / speed
     dyn = eqx.filter_jit(sd.dynamic_impact)(model, x_eq, n0, speed, t_end, gap=imp["initial_gap_m"],
                                             rtol=sim["rtol"], atol=sim["atol"], n_save=sim["n_save"],
                                             max_steps=sim["max_steps"])
@@ -109,14 +111,15 @@ def analyse(model: sd.SnareModel, cfg: dict) -> dict:
         "c_tes_N_s_m": float(model.rope.axial_damping), "c_tor_N_m_s_rad": float(model.rope.bending_damping),
         "node_mass_kg": float(model.rope.masses[1]),
         "virtual_k_v0_N_m": float(coef[0]), "virtual_poly_coefficients": np.asarray(coef),
-        "virtual_poly_rms_error_N": float(jnp.sqrt(jnp.mean((fitted - forces) ** 2))),
+        "virtual_fit_max_force_N": vs["max_force_N"], "virtual_fit_limit_depth_m": float(fit_limit),
+        "virtual_poly_rms_error_N": float(np.sqrt(np.mean((np.asarray(fitted) - np.asarray(forces))[kept] ** 2))),
         "paper_form_fit_a_N_m2": float(quad[0]), "paper_form_fit_b_N_m": float(quad[1]), "paper_form_fit_c_N": float(quad[2]),
-        "surface_rms_error_N": float(jnp.sqrt(jnp.mean((surf_pred - surf_f) ** 2))), "surface_solves_ok": bool(jnp.all(surf_ok)),
+        "surface_rms_error_N": surf_rms, "surface_solves_ok": bool(jnp.all(surf_ok)),
         "surface_coefficients": np.asarray(surf), "surface_end_distances_m": vs["end_distances_m"],
         "virtual_peak_force_N": float(virt["peak_force_N"]), "virtual_impulse_N_s": float(virt["impulse_N_s"]),
         "virtual_contact_duration_s": float(virt["contact_duration_s"]),
         "virtual_max_indentation_m": float(virt["max_indentation_m"]),
-        "virtual_within_fit_range": bool(virt["max_indentation_m"] <= vs["max_depth_m"]),
+        "virtual_within_fit_range": bool(virt["max_indentation_m"] <= fit_limit),
         "virtual_restitution": float(virt["restitution"]),
         "dynamic_peak_force_N": float(dyn["peak_force_N"]), "dynamic_impulse_N_s": float(dyn["impulse_N_s"]),
         "dynamic_rebound_speed_m_s": float(dyn["rebound_speed_m_s"]), "dynamic_restitution": float(dyn["restitution"]),
@@ -131,7 +134,8 @@ def analyse(model: sd.SnareModel, cfg: dict) -> dict:
                    "indentation_m": virt["series_indentation_m"]}
     i_peak = int(jnp.argmax(dyn["series_force_N"]))
     return {"summary": summary, "dynamic_series": dyn_series, "virtual_series": virt_series,
-            "pressing": {"depth_m": depths, "force_N": forces, "fit_N": fitted}, "x_eq": np.asarray(x_eq),
+            "pressing": {"depth_m": depths, "force_N": forces, "fit_N": fitted, "in_fit_range": kept.astype(float)},
+            "x_eq": np.asarray(x_eq),
             "x_peak": np.asarray(assemble(dyn["series_inner_nodes"][i_peak], first, last)), "depths": depths}
 
 
@@ -142,12 +146,12 @@ def write_plots(out: Path, res: dict) -> None:
     plot_panels(out / "force_time.png", d["time_s"], [
         ("contact force [N]", {"full dynamic rope": d["force_N"], "virtual spring (Eq. 43)": vt}),
         ("shaft travel [mm]", {"full dynamic": 1e3 * np.asarray(d["shaft_travel_m"])})])
-    depth = 1e3 * np.asarray(res["depths"])
-    dm = np.asarray(res["depths"])
+    kept = np.asarray(res["pressing"]["in_fit_range"]) > 0
+    dm = np.asarray(res["depths"])[kept]
     paper = PAPER_EQ46["a_N_m2"] * dm**2 + PAPER_EQ46["b_N_m"] * dm + PAPER_EQ46["c_N"]
-    plot_panels(out / "pressing_curve.png", depth, [("static F_c [N]", {
-        "static solves": res["pressing"]["force_N"], "polynomial fit": res["pressing"]["fit_N"],
-        "paper Eq. (46) (a < 0)": paper})], xlabel="pressing depth delta_v [mm]")
+    plot_panels(out / "pressing_curve.png", 1e3 * dm, [("static F_c [N]", {
+        "static solves": np.asarray(res["pressing"]["force_N"])[kept], "polynomial fit": np.asarray(res["pressing"]["fit_N"])[kept],
+        "paper Eq. (46) (a < 0)": paper})], xlabel="pressing depth delta_v [mm] (fitted range)")
     plot_panels(out / "stiffness_profile.png", s["profile_nodes"],
                 [("k_v(0) [N/m]", {"linearised static stiffness": s["profile_k_v0_N_m"]})], xlabel="node (1-based)")
     import matplotlib.pyplot as plt
@@ -163,11 +167,11 @@ def write_plots(out: Path, res: dict) -> None:
     fig.tight_layout(), fig.savefig(out / "rope_shape.png", dpi=110), plt.close(fig)
 
 
-def optimize_report(cfg, model, mass, nodes, speeds, final, history, out, settings) -> dict:
+def optimize_report(cfg, model, mass, nodes, speeds, final, history, out, settings, extra=None) -> dict:
     """Summary, series and plot of ``optimize``; the best node is re-run with the full dynamic model."""
     opt = cfg["optimize"]
     peaks = np.asarray(final["peak_force_N"])
-    feasible = (peaks <= opt["force_limit_N"] * (1 + 1e-6)) & np.asarray(final["ok"])
+    feasible = (peaks <= opt["force_limit_N"] * (1 + 1e-4)) & np.asarray(final["ok"]) & np.asarray(final["within_fit_range"])
     if not feasible.any():
         raise SolverFailure("optimize: no node keeps the peak force under the limit within the speed bounds")
     best = int(np.argmax(np.where(feasible, speeds, -np.inf)))
@@ -175,7 +179,8 @@ def optimize_report(cfg, model, mass, nodes, speeds, final, history, out, settin
                "best_speed_m_s": float(speeds[best]), "best_virtual_peak_force_N": float(peaks[best]),
                "best_impulse_N_s": float(final["impulse_N_s"][best]), **mass,
                "nodes": np.asarray(nodes), "max_speed_m_s": speeds, "peak_force_N": peaks,
-               "impulse_N_s": np.asarray(final["impulse_N_s"]), "k_v0_N_m": np.asarray(final["k_v0_N_m"])}
+               "impulse_N_s": np.asarray(final["impulse_N_s"]), "k_v0_N_m": np.asarray(final["k_v0_N_m"]),
+               "within_fit_range": [bool(x) for x in np.asarray(final["within_fit_range"])], **(extra or {})}
     if opt["verify_dynamic"]:
         dyn = eqx.filter_jit(lambda n, v: sd.snare_contact(model, n, v, "dynamic", **settings))(nodes[best], speeds[best])
         summary["best_dynamic_peak_force_N"] = float(dyn["peak_force_N"])
