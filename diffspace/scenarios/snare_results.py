@@ -4,6 +4,7 @@ bending stiffness (split from :mod:`diffspace.scenarios.snare` to keep files sho
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import equinox as eqx
@@ -223,8 +224,8 @@ def fit_bending_stiffness(cfg: dict, data_path: Path, out: Path) -> dict:
     k = result.params["bending_stiffness"]
     fitted = {s: dict(t) for s, t in cfg.items()}
     fitted["rope"]["bending_stiffness_N_m_rad"] = k
-    fitted["arm"]["robot"] = str(Path(cfg["arm"]["robot"]).resolve())
     out.mkdir(parents=True, exist_ok=True)
+    fitted["arm"]["robot"] = os.path.relpath(Path(cfg["arm"]["robot"]).resolve(), out.resolve())  # runnable from out
     (out / "fitted.toml").write_text(dump_toml(fitted, f"k_tor identified from {data_path} ({method} model)"))
     (out / "fit_report.json").write_text(json.dumps(result.to_dict(), indent=2) + "\n")
     pred = np.asarray(cols["peak_force_N"]) * (1.0 + np.asarray(result.residuals))
