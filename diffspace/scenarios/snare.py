@@ -223,7 +223,9 @@ def optimize(cfg: dict, out: Path) -> dict:
     touch/release events are differentiable), nodes batched by ``vmap``; best node checked with the full
     dynamic model. Loss ``-v / v_max + penalty * relu(F_peak / F_limit - 1)^2`` over ``v`` in the bounds
     (sigmoid map). Adam ends near the boundary ``F_peak = F_limit``; Newton steps on
-    ``log F_peak(log v) = log F_limit`` (slope by autodiff) then put it on the boundary."""
+    ``log F_peak(log v) = log F_limit`` (slope by autodiff) then put it on the boundary. With
+    ``verify_dynamic`` the best node is re-run with the full rope dynamics and its speed moved onto the
+    dynamic model's limit by two secant steps (``best_node_dynamic_speed_m_s``)."""
     import optax
 
     from .snare_results import optimize_report
@@ -265,9 +267,10 @@ def optimize(cfg: dict, out: Path) -> dict:
     for _ in range(6):  # Newton on log F_peak(log v) = log F_limit, slopes by autodiff through the events
         value, slope = (np.asarray(a) for a in log_peak(jnp.log(speeds), coefs))
         speeds = np.clip(speeds * np.exp((np.log(limit) - value) / np.maximum(slope, 0.1)), lo, hi)
+    slope = np.asarray(log_peak(jnp.log(speeds), coefs)[1])
     final = jax.jit(jax.vmap(lambda n, v: sd.snare_contact(model, n, v, "virtual")))(nodes, jnp.asarray(speeds))
     summary = optimize_report(cfg, model, mass, nodes, speeds, final, np.asarray(history), out, _settings(cfg),
-                              {"adam_speed_m_s": history[-1], "adam_peak_force_N": adam_peaks})
+                              {"adam_speed_m_s": history[-1], "adam_peak_force_N": adam_peaks, "log_slope": slope})
     print_summary(summary, "snare optimize")
     return summary
 

@@ -182,10 +182,17 @@ def optimize_report(cfg, model, mass, nodes, speeds, final, history, out, settin
                "nodes": np.asarray(nodes), "max_speed_m_s": speeds, "peak_force_N": peaks,
                "impulse_N_s": np.asarray(final["impulse_N_s"]), "k_v0_N_m": np.asarray(final["k_v0_N_m"]),
                "within_fit_range": [bool(x) for x in np.asarray(final["within_fit_range"])], **(extra or {})}
-    if opt["verify_dynamic"]:
-        dyn = eqx.filter_jit(lambda n, v: sd.snare_contact(model, n, v, "dynamic", **settings))(nodes[best], speeds[best])
+    if opt["verify_dynamic"]:  # full rope dynamics at the best node; then two secant steps onto its limit
+        dyn_fn = eqx.filter_jit(lambda n, v: sd.snare_contact(model, n, v, "dynamic", **settings))
+        dyn = dyn_fn(nodes[best], jnp.asarray(speeds[best]))
         summary["best_dynamic_peak_force_N"] = float(dyn["peak_force_N"])
         summary["best_dynamic_ok"] = bool(dyn["ok"])
+        v, f, slope = float(speeds[best]), float(dyn["peak_force_N"]), float((extra or {}).get("log_slope", [1.0] * len(nodes))[best])
+        for _ in range(2):
+            v = v * (opt["force_limit_N"] / f) ** (1.0 / max(slope, 0.1))
+            res = dyn_fn(nodes[best], jnp.asarray(v))  # an array: no recompile per speed
+            f, ok = float(res["peak_force_N"]), bool(res["ok"])
+        summary.update({"best_node_dynamic_speed_m_s": v, "best_node_dynamic_peak_force_N": f, "best_node_dynamic_ok": ok})
     write_summary(out, summary)
     cols = {"step": np.arange(history.shape[0])}
     cols.update({f"speed_node_{int(n)}_m_s": history[:, i] for i, n in enumerate(nodes)})
