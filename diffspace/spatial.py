@@ -23,6 +23,13 @@ from jaxtyping import Array, Float
 _SMALL_ANGLE = 1e-6
 
 
+def safe_norm(v: Float[Array, "... d"]) -> Float[Array, "..."]:
+    """Euclidean norm over the last axis with finite gradients at zero (double-``where``)."""
+    sq = jnp.sum(v * v, axis=-1)
+    positive = sq > 0.0
+    return jnp.where(positive, jnp.sqrt(jnp.where(positive, sq, 1.0)), 0.0)
+
+
 def skew(v: Float[Array, "3"]) -> Float[Array, "3 3"]:
     """Cross-product matrix: ``skew(a) @ b == cross(a, b)``."""
     x, y, z = v[..., 0], v[..., 1], v[..., 2]

@@ -86,3 +86,13 @@ def test_quaternion_product_is_rotation_composition(a, b):
     composed = spatial.quat_to_rotation(spatial.quat_multiply(qa, qb))
     assert np.allclose(composed, spatial.quat_to_rotation(qa) @ spatial.quat_to_rotation(qb), atol=1e-12)
     assert np.allclose(spatial.rotation_to_quat(composed) @ spatial.rotation_to_quat(composed), 1.0, atol=1e-12)
+
+
+def test_safe_norm_value_and_finite_gradient_at_zero():
+    from diffspace.spatial import safe_norm
+
+    v = jnp.array([[3.0, 4.0, 0.0], [0.0, 0.0, 0.0]])
+    assert jnp.allclose(safe_norm(v), jnp.array([5.0, 0.0]), atol=1e-15)
+    g = jax.grad(lambda x: safe_norm(x))(jnp.zeros(3))
+    assert jnp.all(jnp.isfinite(g)) and jnp.allclose(g, 0.0)
+    assert jnp.allclose(jax.grad(safe_norm)(jnp.array([3.0, 4.0, 0.0])), jnp.array([0.6, 0.8, 0.0]), atol=1e-15)

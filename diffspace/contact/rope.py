@@ -42,6 +42,7 @@ import jax.numpy as jnp
 import optimistix as optx
 from jaxtyping import Array, ArrayLike, Float
 
+from ..spatial import safe_norm
 from .forces import ContactLaw
 
 
@@ -49,13 +50,6 @@ def node_masses(linear_density: ArrayLike, rest_lengths: Float[ArrayLike, " N"])
     """Lumped node masses of Eq. (17) (``rho_lin`` in kg/m, section rest lengths in m) -> ``(N + 1,)``."""
     half = 0.5 * jnp.asarray(linear_density, float) * jnp.asarray(rest_lengths, float)
     return jnp.concatenate([half, jnp.zeros(1)]) + jnp.concatenate([jnp.zeros(1), half])
-
-
-def _safe_norm(v: Float[Array, "... 3"]) -> Float[Array, "..."]:
-    """Euclidean norm with finite gradients at zero (double-``where``)."""
-    sq = jnp.sum(v * v, axis=-1)
-    pos = sq > 0.0
-    return jnp.where(pos, jnp.sqrt(jnp.where(pos, sq, 1.0)), 0.0)
 
 
 def bend_vectors(x: Float[Array, "N1 3"]) -> Float[Array, "Nm1 3"]:
@@ -66,7 +60,7 @@ def bend_vectors(x: Float[Array, "N1 3"]) -> Float[Array, "Nm1 3"]:
     bending energy has finite first and second derivatives for a straight rope.
     """
     d = x[1:] - x[:-1]
-    e = d / _safe_norm(d)[:, None]
+    e = d / safe_norm(d)[:, None]
     u = jnp.cross(e[:-1], e[1:])  # sin(beta) b
     cos_b = jnp.sum(e[:-1] * e[1:], axis=-1)
     s2 = jnp.sum(u * u, axis=-1)
@@ -124,7 +118,7 @@ class Rope(eqx.Module):
 
     def axial_energy(self, x: Float[Array, "N1 3"]) -> Float[Array, ""]:
         """``sum k(dl) dl^2 / 2``, ``dl = |x_{i+1} - x_i| - l_i`` (Eq. (26) without damping)."""
-        stretch = _safe_norm(x[1:] - x[:-1]) - self.rest_lengths
+        stretch = safe_norm(x[1:] - x[:-1]) - self.rest_lengths
         return 0.5 * jnp.sum(self.axial_stiffness * self._axial_gain(stretch) * stretch**2)
 
     def bending_energy(self, x: Float[Array, "N1 3"]) -> Float[Array, ""]:
@@ -141,7 +135,7 @@ class Rope(eqx.Module):
     def tensions(self, x, v) -> Float[Array, " N"]:
         """Section forces ``T_i = g (k_tes dl_i + c_tes dl_i/dt)`` [N] (Eq. (26); > 0 pulls the ends together)."""
         d, dv = x[1:] - x[:-1], v[1:] - v[:-1]
-        length = _safe_norm(d)
+        length = safe_norm(d)
         stretch = length - self.rest_lengths
         rate = jnp.sum(d * dv, axis=-1) / length
         return self._axial_gain(stretch) * (self.axial_stiffness * stretch + self.axial_damping * rate)
@@ -149,7 +143,7 @@ class Rope(eqx.Module):
     def damping_forces(self, x, v) -> Float[Array, "N1 3"]:
         """Nodal forces of the axial dashpots ``c_tes dl/dt`` and the bending dashpots ``c_tor dphi/dt``."""
         d, dv = x[1:] - x[:-1], v[1:] - v[:-1]
-        length = _safe_norm(d)
+        length = safe_norm(d)
         gain = self._axial_gain(length - self.rest_lengths)
         t = (gain * self.axial_damping * jnp.sum(d * dv, axis=-1) / length)[:, None] * d / length[:, None]
         axial = jnp.concatenate([t, jnp.zeros((1, 3))]) - jnp.concatenate([jnp.zeros((1, 3)), t])
@@ -239,7 +233,7 @@ class Shaft(eqx.Module):
         """``delta_i = r_s + r_rope - dist(x_i, axis)`` and the unit outward normals (axis -> node)."""
         r = x - point
         radial = r - (r @ self.axis)[:, None] * self.axis
-        dist = _safe_norm(radial)
+        dist = safe_norm(radial)
         normal = radial / jnp.where(dist > 0.0, dist, 1.0)[:, None]
         return self.radius + rope.radius - dist, normal
 

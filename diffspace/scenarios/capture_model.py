@@ -61,17 +61,12 @@ from ..dynamics import (
 )
 from ..robot import Robot, joint_transforms
 from ..simulate import HybridSolution, hybrid_solve
+from ..spatial import safe_norm
 
 APPROACH, LOADING, UNLOADING, SEPARATED = 0.0, 1.0, 2.0, 3.0
 PHASE_NAMES = ("approach", "loading", "unloading", "separated")
 _RECONTACT_OFFSET = 1e-9  # a new touch is an indentation of 1e-9 d_ref (keeps the condition off zero at release)
 _QUAT_GAIN = 10.0
-
-
-def _safe_norm(x):
-    sq = jnp.sum(x * x)
-    pos = sq > 0
-    return jnp.where(pos, jnp.sqrt(jnp.where(pos, sq, 1.0)), 0.0)
 
 
 class Surface(eqx.Module):
@@ -94,7 +89,7 @@ class Surface(eqx.Module):
         w = s - self.point
         axial = w @ self.direction
         radial = w - axial * self.direction
-        rho = _safe_norm(radial)
+        rho = safe_norm(radial)
         plane = self.is_plane > 0.5
         normal = jnp.where(plane, self.direction, radial / jnp.where(rho > 0, rho, 1.0))
         return jnp.where(plane, axial, rho - self.radius), normal
@@ -103,7 +98,7 @@ class Surface(eqx.Module):
         """Positive while the foot of ``s`` lies on the patch / on the shaft's length [m]."""
         w = s - self.point
         axial = w @ self.direction
-        patch = self.extent - _safe_norm(w - axial * self.direction)
+        patch = self.extent - safe_norm(w - axial * self.direction)
         return jnp.where(self.is_plane > 0.5, patch, jnp.minimum(axial, self.extent - axial))
 
 

@@ -22,6 +22,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..config import ConfigError, Field
+from ..spatial import safe_norm
 from ..output import plot_panels, print_summary, write_summary, write_timeseries
 
 DESIGN_SECTIONS = {
@@ -58,12 +59,6 @@ def _study():
     return ejection_study
 
 
-def _safe_norm(x):
-    sq = jnp.sum(x * x)
-    positive = sq > 0
-    return jnp.where(positive, jnp.sqrt(jnp.where(positive, sq, 1.0)), 0.0)
-
-
 def _bounds(case) -> tuple[np.ndarray, np.ndarray]:
     free = np.array(case.free)
     lo, hi = np.asarray(case.robot.lower)[free], np.asarray(case.robot.upper)[free]
@@ -74,7 +69,7 @@ def _metrics(case, free_angles):
     """Stable velocity, tumbling rate [deg/s] and validity of the ejection at the given free-joint angles."""
     angles = case.angles.at[jnp.asarray(case.free)].set(free_angles)
     result, _ = _study().evaluate(case, angles, case.params)
-    rate = jnp.rad2deg(_safe_norm(result.stable_angular_velocity))
+    rate = jnp.rad2deg(safe_norm(result.stable_angular_velocity))
     valid = (result.status == 0) & result.separated
     return {"stable_velocity_m_s": result.stable_velocity, "tumbling_rate_deg_s": rate,
             "stable": result.stable, "valid": valid, "separation_velocity_m_s": result.separation_velocity}
@@ -232,7 +227,7 @@ def fit(cfg: dict, data_path: Path, out: Path) -> dict:
         result, _ = study.evaluate(case, a, p)
         changes = jnp.rad2deg(result.joint_change_final)
         return {"separation_velocity_m_s": result.separation_velocity,
-                "stable_angular_velocity_deg_s": jnp.rad2deg(_safe_norm(result.stable_angular_velocity)),
+                "stable_angular_velocity_deg_s": jnp.rad2deg(safe_norm(result.stable_angular_velocity)),
                 **{f"joint{j + 1}_change_final_deg": changes[k] for k, j in enumerate(case.free)}}
 
     rows = jnp.asarray(angles)

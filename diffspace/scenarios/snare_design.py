@@ -28,7 +28,8 @@ import jax.numpy as jnp
 from jaxtyping import Array, Float
 
 from ..contact import simulate_impact
-from ..contact.rope import Rope, Shaft, _safe_norm, assemble, equilibrium, pressed_equilibrium, rope_accelerations
+from ..contact.rope import Rope, Shaft, assemble, equilibrium, pressed_equilibrium, rope_accelerations
+from ..spatial import safe_norm
 
 APPROACHES = ("against_bow", "along_bow")
 
@@ -285,14 +286,14 @@ def dynamic_impact(model: SnareModel, x_eq, node, speed, t_end, **settings) -> d
     def sample(xi, vi, p, w, a, b, va, vb):
         x, v = assemble(xi, a, b), assemble(vi, va, vb)
         f_nodes, mags = model.shaft.forces(model.law, model.rope, x, v, p, w, speed)
-        return _safe_norm(jnp.sum(f_nodes, axis=0)), mags  # zero between contacts: safe gradient
+        return safe_norm(jnp.sum(f_nodes, axis=0)), mags  # zero between contacts: safe gradient
 
     force, mags = jax.vmap(sample)(xi, vi, p, w, a, b, va, vb)
     p0 = p[0]
     rebound = -(w[-1] @ u)
     return {
         "peak_force_N": _parabolic_peak(force),
-        "impulse_N_s": _safe_norm(impulse[-1]),
+        "impulse_N_s": safe_norm(impulse[-1]),
         "rebound_speed_m_s": rebound,
         "restitution": rebound / speed,
         "max_travel_m": jnp.max((p - p0) @ u),
