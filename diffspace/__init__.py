@@ -18,6 +18,7 @@ if _cache:
 from .dynamics import (  # noqa: E402
     base_momentum,
     bias_forces,
+    bias_from_kinematics,
     body_placements,
     center_of_mass,
     configuration_derivative,
@@ -30,6 +31,7 @@ from .dynamics import (  # noqa: E402
     kinetic_energy,
     mass_matrix,
     mass_matrix_and_bias,
+    mass_matrix_from_kinematics,
     momentum,
 )
 from .io import load_robot  # noqa: E402
@@ -40,6 +42,7 @@ __all__ = [
     "Robot",
     "base_momentum",
     "bias_forces",
+    "bias_from_kinematics",
     "body_placements",
     "build_robot",
     "center_of_mass",
@@ -54,5 +57,6 @@ __all__ = [
     "load_robot",
     "mass_matrix",
     "mass_matrix_and_bias",
+    "mass_matrix_from_kinematics",
     "momentum",
 ]

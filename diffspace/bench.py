@@ -78,6 +78,7 @@ class BenchConfig:
     )
     mujoco_reference_dt: float = 5e-5  # RK4; MuJoCo's converged result
     gradient: bool = True
+    scenarios: bool = True  # first-call compile of every scenario (bench_scenarios; minutes on 2 cores)
     seed: int = 0
     extra: dict = field(default_factory=dict)
 
@@ -86,6 +87,7 @@ class BenchConfig:
         return cls(
             fd_batch=256, fd_repeats=5, pin_calls=1000, ejection_friction="none", ejection_batch=8,
             ejection_repeats=3, ejection_max_segments=3, rtol_ladder=(1e-5, 1e-6, 1e-7, 1e-8), gradient=False,
+            scenarios=False,
             mujoco_reference_dt=1e-4,
         )
 
@@ -127,15 +129,24 @@ class _Progress:
 
 
 def _timed(fn: Callable, repeats: int) -> float:
-    """Median wall time of ``fn()`` (blocking on JAX results) over ``repeats`` calls."""
+    """Median wall time of ``fn()`` (blocking on JAX results) over ``repeats`` calls after one warm-up call."""
+    return _timed_together([fn], repeats)[0]
+
+
+def _timed_together(fns: list[Callable], repeats: int) -> list[float]:
+    """Median wall times of several functions called in turn (interleaved, so a load change on the machine
+    affects all alike: the right way to measure a cost ratio), after one warm-up call of each."""
     import jax
 
-    times = []
-    for _ in range(max(1, repeats)):
-        t0 = time.perf_counter()
+    for fn in fns:
         jax.block_until_ready(fn())
-        times.append(time.perf_counter() - t0)
-    return float(np.median(times))
+    times = [[] for _ in fns]
+    for _ in range(max(1, repeats)):
+        for fn, log in zip(fns, times):
+            t0 = time.perf_counter()
+            jax.block_until_ready(fn())
+            log.append(time.perf_counter() - t0)
+    return [float(np.median(t)) for t in times]
 
 
 def _compile(fn, *args):
@@ -347,10 +358,11 @@ def bench_ejection(cfg: BenchConfig, progress: _Progress) -> dict:
         progress.stage("compile and time the reverse-mode gradient")
         grad_fn = jax.grad(lambda a, k, b, r: sep(a, k, b, r)[1], argnums=(0, 1, 2))
         grad_c, res["ejection_gradient_compile_s"] = _compile(grad_fn, angles[0], stiffness[0], viscous, rt)
-        t_grad = _timed(lambda: grad_c(angles[0], stiffness[0], viscous, rt), cfg.ejection_repeats * 2)
+        t_fwd, t_grad = _timed_together([lambda: single_c(angles[0], stiffness[0], viscous, rt),
+                                         lambda: grad_c(angles[0], stiffness[0], viscous, rt)], cfg.ejection_repeats * 4)
         g = grad_c(angles[0], stiffness[0], viscous, rt)
         res["ejection_gradient_s"] = t_grad
-        res["ejection_gradient_vs_forward"] = t_grad / t_single
+        res["ejection_gradient_vs_forward"] = t_grad / t_fwd
         res["ejection_gradient_finite"] = bool(all(np.all(np.isfinite(np.asarray(x))) for x in g))
         res["ejection_gradient_dv_dtheta_m_s"] = np.asarray(g[0]).tolist()
         res["ejection_gradient_dv_dB"] = float(g[2])
@@ -501,6 +513,10 @@ def _summary_lines(res: dict) -> list[str]:
         lines.append(
             f"  forward dynamics per sample / Pinocchio aba: {res['forward_dynamics_per_sample_vs_pinocchio_aba']:.3g}"
         )
+    if "scenario_compile" in res:
+        from .bench_scenarios import summary_lines
+
+        lines += summary_lines(res["scenario_compile"])
     return lines
 
 
@@ -522,13 +538,17 @@ def run_bench(quick: bool = False, out: Path | str = Path("runs/bench"), config:
         "x64": bool(jax.config.jax_enable_x64),
         "config": {k: v for k, v in asdict(cfg).items() if k != "extra"},
     }
-    stages = 3 + (4 + int(cfg.gradient) if cfg.ejection else 0)
+    from .bench_scenarios import PROBES, scenario_compile_times
+
+    stages = 3 + (4 + int(cfg.gradient) if cfg.ejection else 0) + (len(PROBES) if cfg.scenarios else 0)
     bar = _Progress(stages, enabled=progress)
     t0 = time.perf_counter()
     try:
         res.update(bench_dynamics(cfg, bar))
         if cfg.ejection:
             res.update(bench_ejection(cfg, bar))
+        if cfg.scenarios:
+            res["scenario_compile"] = scenario_compile_times(cfg.gradient, bar)
     finally:
         bar.close()
     res["total_wall_s"] = time.perf_counter() - t0

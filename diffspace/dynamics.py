@@ -100,12 +100,12 @@ def _body_inertias(robot: Robot) -> Float[Array, "nb 6 6"]:
     return jax.vmap(spatial.spatial_inertia)(robot.mass, robot.com, robot.inertia)
 
 
-def _mass_matrix(robot: Robot, kin: Kinematics):
+def mass_matrix_from_kinematics(robot: Robot, kin: Kinematics):
     """``H = sum_i J_i^T I_i J_i`` (the CRBA result, assembled from the body Jacobians)."""
     return jnp.einsum("bki,bkl,blj->ij", kin.jac, _body_inertias(robot), kin.jac)
 
 
-def _bias(robot: Robot, kin: Kinematics):
+def bias_from_kinematics(robot: Robot, kin: Kinematics):
     """``b = sum_i J_i^T (I_i c_i + v_i x* I_i v_i)``: the RNEA backward pass written with the Jacobians."""
     inertias = _body_inertias(robot)
     momenta = jnp.einsum("bkl,bl->bk", inertias, kin.twist)
@@ -116,7 +116,7 @@ def _bias(robot: Robot, kin: Kinematics):
 @eqx.filter_jit
 def mass_matrix(robot: Robot, q: Float[Array, " nq"]) -> Float[Array, "nv nv"]:
     """Joint-space inertia matrix ``H(q)`` (composite-rigid-body quantity, eq. (7) of the ejection paper)."""
-    return _mass_matrix(robot, kinematics(robot, q))
+    return mass_matrix_from_kinematics(robot, kinematics(robot, q))
 
 
 @eqx.filter_jit
@@ -124,21 +124,21 @@ def bias_forces(
     robot: Robot, q: Float[Array, " nq"], v: Float[Array, " nv"], gravity: Float[Array, "3"] | None = None
 ) -> Float[Array, " nv"]:
     """Coriolis and centrifugal forces ``b(q, v)`` (plus gravity if a world ``gravity`` vector is given), RNEA."""
-    return _bias(robot, kinematics(robot, q, v, gravity))
+    return bias_from_kinematics(robot, kinematics(robot, q, v, gravity))
 
 
 @eqx.filter_jit
 def inverse_dynamics(robot: Robot, q, v, a, gravity=None) -> Float[Array, " nv"]:
     """Generalised forces ``tau = H(q) a + b(q, v)``."""
     kin = kinematics(robot, q, v, gravity)
-    return _mass_matrix(robot, kin) @ a + _bias(robot, kin)
+    return mass_matrix_from_kinematics(robot, kin) @ a + bias_from_kinematics(robot, kin)
 
 
 @eqx.filter_jit
 def mass_matrix_and_bias(robot: Robot, q, v, gravity=None):
     """``H(q)`` and ``b(q, v)`` from a single kinematics pass."""
     kin = kinematics(robot, q, v, gravity)
-    return _mass_matrix(robot, kin), _bias(robot, kin)
+    return mass_matrix_from_kinematics(robot, kin), bias_from_kinematics(robot, kin)
 
 
 @eqx.filter_jit

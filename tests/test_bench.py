@@ -18,7 +18,7 @@ def _positive_finite(res: dict, keys):
 
 
 def test_bench_dynamics_writes_json(tmp_path):
-    cfg = BenchConfig(fd_batch=8, fd_repeats=1, pin_calls=8, ejection=False)
+    cfg = BenchConfig(fd_batch=8, fd_repeats=1, pin_calls=8, ejection=False, scenarios=False)
     res = run_bench(quick=True, out=tmp_path, config=cfg, progress=False)
     bench = json.loads((tmp_path / "bench.json").read_text())
     summary = json.loads((tmp_path / "summary.json").read_text())
@@ -42,6 +42,7 @@ def test_bench_ejection_writes_json(tmp_path):
     cfg = BenchConfig(
         fd_batch=4, fd_repeats=1, pin_calls=4, ejection_friction="none", ejection_batch=2, ejection_repeats=1,
         ejection_max_segments=3, accuracy=1e-4, rtol_ladder=(1e-6,), mujoco_ladder=(("RK4", 1e-3),), gradient=True,
+        scenarios=False,
     )
     run_bench(quick=True, out=tmp_path, config=cfg, progress=False)
     bench = json.loads((tmp_path / "bench.json").read_text())
@@ -54,3 +55,15 @@ def test_bench_ejection_writes_json(tmp_path):
     if "mujoco_version" in bench:
         _positive_finite(bench, ["mujoco_single_sims_per_s", "mujoco_batched_sims_per_s", "ejection_batched_vs_mujoco"])
         assert bench["mujoco_accuracy_reached"]
+
+
+def test_scenario_compile_probe_reports_compile_and_run_times(monkeypatch):
+    """The per-scenario compile report (SPEC 6) on the cheapest scenario; the full bench runs them all."""
+    from diffspace import bench_scenarios
+
+    monkeypatch.setattr(bench_scenarios, "PROBES", {"impact": bench_scenarios.PROBES["impact"]})
+    rows = bench_scenarios.scenario_compile_times(gradients=False)
+    _positive_finite(rows["impact"], ["forward_compile_s", "forward_run_s"])
+    assert rows["impact"]["config"] == "impact_airtable.toml"
+    lines = bench_scenarios.summary_lines(rows)
+    assert "impact" in lines[1] and ("ok" in lines[1] or "OVER" in lines[1])

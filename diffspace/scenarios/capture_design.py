@@ -1,9 +1,10 @@
 r"""Approach-velocity design for capture: ``diffspace optimize`` on a ``[capture]`` config.
 
 The design variables are the approach parameters ``p = [speed, angle1, angle2]`` (m/s, rad; see
-:mod:`diffspace.scenarios.capture` for the direction). Everything here works on a generic
-``metrics(p) -> (peak_force, impulse, closing_speed, valid)`` (pure JAX), so other contact models (e.g. a
-snare node) can reuse :func:`optimize_approach` with their own metrics.
+:mod:`diffspace.scenarios.capture` for the direction) and, where the contact offers them, a discrete
+``choice`` (the snare's contact node, :mod:`diffspace.scenarios.capture_snare`). Everything here works on a
+generic ``metrics(p, choice) -> (peak_force, impulse, closing_speed, valid)`` (pure JAX; ``choice`` is a traced
+index, so one compiled program serves every choice).
 
 Objectives (``[optimize] objective``), with the constraint ``g_F = F_peak / F_max - 1 <= 0``:
 
@@ -11,8 +12,8 @@ Objectives (``[optimize] objective``), with the constraint ``g_F = F_peak / F_ma
 * ``impulse``: minimise the contact impulse, subject also to ``g_v = 1 - v_n / v_min <= 0`` (a capture must
   still close at a useful speed; without it the optimum is "do not touch").
 
-Method: a batched (``vmap``) random sweep of the box; multi-start Adam (Optax) from the best feasible
-sweep points and random points, on the loss ``-/+ J / J_ref + mu sum B(g_i)`` with an extended log barrier
+Method: a batched (``vmap``) random sweep of the box (and of the choices); for every choice, multi-start
+Adam (Optax) from that choice's best feasible sweep points and random points, on the loss ``-/+ J / J_ref + mu sum B(g_i)`` with an extended log barrier
 ``B(g) = -log(-g)`` for ``g <= -eps`` continued quadratically beyond (so infeasible starts get a finite
 penalty gradient). Gradients are ``jax.grad`` through the whole contact simulation, event times included.
 The best feasible iterate is kept; a last polish moves the speed with Newton steps onto the active
@@ -47,6 +48,10 @@ DESIGN_SECTIONS = {
         "sweep_samples": Field("int", 64, min=1, max=1_000_000),
         "chunk_size": Field("int", 32, min=1),
         "seed": Field("int", 0),
+        "contact": Field("str", "rigid", choices=("rigid", "snare"),
+                         help="rigid: the [target] surface; snare: a rope of the snare (capture_snare)"),
+        "snare_config": Field("path", "snare_capture.toml", help="snare/rope config (contact = 'snare')"),
+        "snare_nodes": Field("any", [3, 5, 8, 10, 13, 16, 20, 25], help="1-based rope nodes to choose from"),
     },
 }
 _EPS = 1e-3  # barrier: log branch for g <= -eps, quadratic continuation beyond
@@ -62,8 +67,9 @@ def barrier(g):
 class Problem:
     """The design problem: bounds, objective and constraints on top of a ``metrics`` function."""
 
-    def __init__(self, metrics: Callable, spec: dict):
+    def __init__(self, metrics: Callable, spec: dict, choices: tuple = (None,)):
         self.metrics = metrics
+        self.choices = tuple(choices)
         self.objective = spec["objective"]
         self.limit = spec["peak_force_limit_N"]
         self.v_min = spec["min_closing_speed_m_s"]
@@ -81,9 +87,9 @@ class Problem:
         s = (p[:1] - self.lower[:1]) / (self.upper[:1] - self.lower[:1])
         return np.concatenate([np.log(s / (1 - s)), np.arctanh(p[1:] / self.upper[1:])])
 
-    def evaluate(self, p):
+    def evaluate(self, p, choice=0):
         """Dict of metrics, constraint values ``g`` (<= 0 feasible), feasibility and the objective (maximised)."""
-        peak, impulse, closing, ok = self.metrics(p)
+        peak, impulse, closing, ok = self.metrics(p, choice)
         g_force = peak / self.limit - 1.0
         g_speed = 1.0 - closing / self.v_min
         feasible = ok & (g_force <= 0) & ((g_speed <= 0) | (self.objective != "impulse"))
@@ -91,46 +97,59 @@ class Problem:
         return dict(peak_force_N=peak, impulse_N_s=impulse, closing_speed_m_s=closing, valid=ok, g_force=g_force,
                     g_speed=g_speed, feasible=feasible, objective=value)
 
-    def loss(self, x, scale):
-        m = self.evaluate(self.to_params(x))
+    def evaluate_row(self, row):
+        """:meth:`evaluate` of a sweep row ``[p (3), choice index]``."""
+        return self.evaluate(row[:3], row[3].astype(int))
+
+    def loss(self, x, choice, scale):
+        m = self.evaluate(self.to_params(x), choice)
         penalty = barrier(m["g_force"]) + (barrier(m["g_speed"]) if self.objective == "impulse" else 0.0)
         value = -m["objective"] / scale + self.mu * penalty
         return jnp.where(m["valid"] & jnp.isfinite(value), value, 1e3), m
 
 
 def optimize_approach(problem: Problem, spec: dict, out: Path, progress: bool = True, initial=None) -> dict:
-    """Sweep, multi-start Adam and polish; returns the summary dict (also writes the history files)."""
+    """Sweep, multi-start Adam per choice and polish; returns the summary dict (also writes the history files).
+    ``initial``: an optional ``[p (3), choice]`` row reported alongside the optimum."""
     import optax
     from tqdm import tqdm
 
     from ..sweep import run_chunked
 
+    n_choices = len(problem.choices)
     rng = np.random.default_rng(spec["seed"])
     samples = rng.uniform(problem.lower, problem.upper, size=(spec["sweep_samples"], 3))
-    batch = jax.jit(jax.vmap(problem.evaluate))
-    swept = run_chunked(batch, samples, spec["chunk_size"], store=None, progress=progress, label="sweep")
+    which = rng.integers(0, n_choices, spec["sweep_samples"]) if n_choices > 1 else np.zeros(len(samples), int)
+    rows = np.column_stack([samples, which.astype(float)])
+    batch = jax.jit(jax.vmap(problem.evaluate_row))
+    swept = run_chunked(batch, rows, spec["chunk_size"], store=None, progress=progress, label="sweep")
     feasible = swept["feasible"].astype(bool)
     score = np.where(feasible, swept["objective"], -np.inf)
     order = np.argsort(-score)
-    n_seed = min(max(1, spec["n_starts"] // 2 + spec["n_starts"] % 2), int(feasible.sum()))
-    random_starts = rng.uniform(problem.lower, problem.upper, (spec["n_starts"] - n_seed, 3))
-    starts = np.concatenate([samples[order[:n_seed]], random_starts])
     scale = float(np.max(np.abs(swept["objective"][feasible if feasible.any() else slice(None)])))
     scale = scale if scale > 0 else 1.0
 
-    # one compiled reverse-mode gradient, looped over the starts (a vmapped gradient through the event
-    # machinery takes about twice as long to compile as it saves in run time here)
-    grad_fn = jax.jit(jax.value_and_grad(lambda x: problem.loss(x, scale), has_aux=True))
+    starts, start_choice, best_value = [], [], []
+    for c in range(n_choices):  # the choice's best feasible sweep points, then random points
+        mine = [i for i in order if which[i] == c and feasible[i]]
+        n_seed = min(max(1, spec["n_starts"] // 2 + spec["n_starts"] % 2), len(mine))
+        random_starts = rng.uniform(problem.lower, problem.upper, (spec["n_starts"] - n_seed, 3))
+        starts += [samples[i] for i in mine[:n_seed]] + list(random_starts)
+        best_value += [score[i] for i in mine[:n_seed]] + [-np.inf] * len(random_starts)  # seeds: evaluated
+        start_choice += [c] * spec["n_starts"]
+    best_p, best_value, start_choice = np.array(starts), np.array(best_value), np.array(start_choice)
+
+    # one compiled reverse-mode gradient (the choice is traced), looped over the starts (a vmapped gradient
+    # through the event machinery takes about twice as long to compile as it saves in run time here)
+    grad_fn = jax.jit(jax.value_and_grad(lambda x, c: problem.loss(x, c, scale), has_aux=True))
     optimizer = optax.adam(spec["learning_rate"])
-    best_p, best_value = np.array(starts), np.full(len(starts), -np.inf)
-    best_value[:n_seed] = score[order[:n_seed]]  # seeded starts: their sweep values are evaluated, feasible points
     history = np.zeros((spec["steps"] + 1, len(starts)))
     bar = tqdm(total=len(starts) * (spec["steps"] + 1), desc="optimize", unit="step", disable=not progress)
     for s, start in enumerate(starts):
-        x = jnp.asarray(problem.to_x(start))
+        x, c = jnp.asarray(problem.to_x(start)), jnp.asarray(start_choice[s])
         state = optimizer.init(x)
         for step in range(spec["steps"] + 1):
-            (loss, m), grad = grad_fn(x)
+            (loss, m), grad = grad_fn(x, c)
             if bool(m["feasible"]) and float(m["objective"]) > best_value[s]:
                 best_p[s], best_value[s] = np.asarray(problem.to_params(x)), float(m["objective"])
             history[step, s] = float(loss)
@@ -140,6 +159,16 @@ def optimize_approach(problem: Problem, spec: dict, out: Path, progress: bool = 
                 x = optax.apply_updates(x, updates)
     bar.close()
 
+    def evaluate_rows(params, choice):
+        return _rows(batch, np.column_stack([params, np.full(len(params), float(choice))]), spec["chunk_size"])
+
+    for c in range(n_choices):  # polish each choice's best start onto its active constraint
+        mine = np.flatnonzero(start_choice == c)
+        s = int(mine[np.argmax(best_value[mine])])
+        if np.isfinite(best_value[s]):
+            polished = _polish(problem, lambda params: evaluate_rows(params, c), best_p[s])
+            if polished is not None and polished[1] > best_value[s]:
+                best_p[s], best_value[s] = polished
     k = int(np.argmax(best_value))
     if not np.isfinite(best_value[k]):
         from ..simulate import SolverFailure
@@ -148,23 +177,23 @@ def optimize_approach(problem: Problem, spec: dict, out: Path, progress: bool = 
             f"optimize: no feasible approach found ({int(feasible.sum())} of {len(samples)} sweep points feasible): "
             f"optimize.peak_force_limit_N = {problem.limit:g} may be too low for optimize.speed_bounds_m_s, or no run "
             "made and finished contact within simulation.t_final_s")
-    polished = _polish(problem, lambda rows: _rows(batch, rows, spec["chunk_size"]), best_p[k])
-    if polished is not None and polished[1] > best_value[k]:
-        best_p[k], best_value[k] = polished
-    rows = [best_p[k]] + ([np.asarray(initial, float)] if initial is not None else [])
-    final, *start = _rows_metrics(_rows(batch, np.stack(rows), spec["chunk_size"]))
+    final = _rows_metrics(evaluate_rows(best_p[k][None], start_choice[k]))[0]
+    start = None
+    if initial is not None:
+        initial = np.asarray(initial, float)
+        start = _rows_metrics(evaluate_rows(initial[None, :3], int(initial[3]) if len(initial) > 3 else 0))[0]
     sweep_best = int(order[0])
     losses = {f"start {s}": history[:, s] for s in range(history.shape[1])}
     columns = {k.replace(" ", "") + "_loss": v for k, v in losses.items()}
     write_timeseries(out, {"step": np.arange(len(history)), **columns},
                      "optimize_history")
     write_timeseries(out, {"speed_m_s": samples[:, 0], "angle1_deg": np.rad2deg(samples[:, 1]),
-                           "angle2_deg": np.rad2deg(samples[:, 2]),
+                           "angle2_deg": np.rad2deg(samples[:, 2]), "choice": which.astype(float),
                            **{key: swept[key].astype(float) for key in
                               ("peak_force_N", "impulse_N_s", "closing_speed_m_s", "objective", "feasible")}},
                      "sweep")
     plot_panels(out / "optimize.png", np.arange(len(history)), [("loss", losses)], xlabel="Adam step")
-    return {
+    summary = {
         "objective": problem.objective,
         "peak_force_limit_N": problem.limit,
         "optimum_speed_m_s": float(best_p[k][0]),
@@ -184,8 +213,14 @@ def optimize_approach(problem: Problem, spec: dict, out: Path, progress: bool = 
         "sweep_best_peak_force_N": float(swept["peak_force_N"][sweep_best]),
         "optimizer_not_beaten_by_sweep": bool(not feasible.any() or best_value[k] >= score[sweep_best]),
         "improvement_over_sweep": float(best_value[k] - score[sweep_best]) if feasible.any() else None,
-        "initial_approach": start[0] if start else None,
+        "initial_approach": start,
     }
+    if problem.choices != (None,):
+        per_choice = [float(np.max(best_value[start_choice == c])) for c in range(n_choices)]
+        summary.update(optimum_choice=problem.choices[start_choice[k]], sweep_best_choice=problem.choices[which[sweep_best]],
+                       choices=list(problem.choices),
+                       best_objective_per_choice=[v if np.isfinite(v) else None for v in per_choice])
+    return summary
 
 
 def _rows(batch, rows: np.ndarray, chunk: int) -> dict:
@@ -233,7 +268,12 @@ def optimize(cfg: dict, out: Path) -> dict:
 
     case = capture.case_from_config(cfg)
     spec = cfg["optimize"]
-    problem = Problem(capture.approach_metrics(case), spec)
+    if spec["contact"] == "snare":
+        from .capture_snare import optimize_snare_capture
+
+        return optimize_snare_capture(case, cfg, out)
+    metrics = capture.approach_metrics(case)
+    problem = Problem(lambda p, choice: metrics(p), spec)
     summary = optimize_approach(problem, spec, out, initial=np.asarray(case.params))
     write_summary(out, summary)
     print_summary(summary, f"capture approach optimisation ({problem.objective})")

@@ -50,13 +50,13 @@ from .. import spatial
 from ..contact import ChiLaw
 from ..dynamics import (
     BaseMotion,
-    _bias,
-    _mass_matrix,
     base_pose,
+    bias_from_kinematics,
     configuration_derivative,
     kinematics,
     kinetic_energy,
     masked_solve,
+    mass_matrix_from_kinematics,
     momentum,
 )
 from ..robot import Robot, joint_transforms
@@ -152,7 +152,7 @@ class CaptureModel(eqx.Module):
         jac_body = kin.jac[body]
         jac = rot @ (jac_body[:3] - spatial.skew(offset) @ jac_body[3:])  # as dynamics.frame_jacobian
         tip_kin = (rot, kin.twist[body], kin.bias_accel[body], jac_body)
-        return _mass_matrix(robot, kin), _bias(robot, kin), tip, jac @ v, jac, tip_kin
+        return mass_matrix_from_kinematics(robot, kin), bias_from_kinematics(robot, kin), tip, jac @ v, jac, tip_kin
 
     def tip_point(self, q):
         """World position of the tip: placements along the tip's ancestor chain only (a small unrolled
