@@ -13,6 +13,7 @@ from diffspace.contact.rope import (
     Shaft,
     assemble,
     bend_vectors,
+    clamp_bend_vectors,
     equilibrium,
     node_masses,
     rope_accelerations,
@@ -94,44 +95,118 @@ def test_bend_vectors_are_signed_planar_angles_and_smooth_when_straight():
 
 
 @jax.jit
-def _excess_energy(rope, xi, v0, first, last):
+def _excess_energy(rope, xi, v0, first, last, attach=None):
     """Vibration energy above the prestressed equilibrium ``xi`` along a free motion (ends fixed)."""
     zero = jnp.zeros(3)
 
     def field(t, y, args):
-        return y[1], rope_accelerations(rope, assemble(y[0], first, last), assemble(y[1], zero, zero))
+        return y[1], rope_accelerations(rope, assemble(y[0], first, last), assemble(y[1], zero, zero), attach=attach)
 
     sol = diffrax.diffeqsolve(diffrax.ODETerm(field), diffrax.Tsit5(), 0.0, 0.02, None, (xi, v0),
                               saveat=diffrax.SaveAt(ts=jnp.linspace(0.0, 0.02, 81)),
                               stepsize_controller=diffrax.PIDController(rtol=1e-10, atol=1e-12), max_steps=100_000)
-    energy = jax.vmap(lambda a, b: total_energy(rope, assemble(a, first, last), assemble(b, zero, zero)))(*sol.ys)
-    return energy - rope.elastic_energy(assemble(xi, first, last))
+    energy = jax.vmap(lambda a, b: total_energy(rope, assemble(a, first, last), assemble(b, zero, zero), attach))(
+        *sol.ys)
+    return energy - rope.elastic_energy(assemble(xi, first, last), attach)
 
 
-def _free_vibration(damping_ratio: float):
-    n = 6
-    m, k = 0.0365 * 0.05, 2e3 / 0.05
+# fittings of the clamped test rope: 35 deg above the chord at A, 20 deg below it at B (stressed clamps)
+_ATTACH = jnp.array([[np.cos(0.6), np.sin(0.6), 0.0], [np.cos(0.35), -np.sin(0.35), 0.0]])
+
+
+def _small_rope(n=6, damping_ratio=0.0, end_condition="pinned"):
+    """A 0.3 m rope of ``n`` sections between (-0.13, 0) and (0.13, 0), bowed towards +y, in equilibrium."""
+    m, k = 0.0365 * 0.3 / n, 2e3 * n / 0.3
     rope = Rope.uniform(0.3, n, 0.0365, 2e3, 0.5, rest_bend_total=-0.4, compression_ratio=1.0,
                         axial_damping=2 * damping_ratio * np.sqrt(k * m),
-                        bending_damping=2 * damping_ratio * np.sqrt(0.5 * m * 0.05**2))
+                        bending_damping=2 * damping_ratio * np.sqrt(0.5 * m * (0.3 / n) ** 2),
+                        end_condition=end_condition)
     first, last = jnp.array([-0.13, 0.0, 0.0]), jnp.array([0.13, 0.0, 0.0])
+    attach = _ATTACH if end_condition == "clamped" else None
     s = np.linspace(-1.0, 1.0, n + 1)
     guess = jnp.stack([0.13 * s, 0.07 * (1 - s**2), 0 * s], 1)
-    xi, ok = jax.jit(equilibrium)(rope, guess[1:-1], first, last)
+    xi, ok = jax.jit(equilibrium)(rope, guess[1:-1], first, last, attach=attach)
     assert bool(ok)
+    return rope, xi, first, last, attach
+
+
+def _free_vibration(damping_ratio: float, end_condition: str = "pinned"):
+    n = 6
+    rope, xi, first, last, attach = _small_rope(n, damping_ratio, end_condition)
     alternating = (-1.0) ** np.arange(n - 1)  # excites the short modes the node-scale dashpots act on
     v0 = jnp.stack([0.05 * alternating, 0.3 * alternating, 0.1 * np.ones(n - 1)], 1)
-    return np.asarray(_excess_energy(rope, xi, v0, first, last))
+    return np.asarray(_excess_energy(rope, xi, v0, first, last, attach))
 
 
-def test_energy_balance_without_and_with_damping():
-    """Kinetic + axial + bending energy is constant without damping (to solver tolerance: 1e-6 of the
-    vibration energy above the prestressed equilibrium) and decreases monotonically with the dashpots."""
-    e = _free_vibration(0.0)
+@pytest.mark.parametrize("end_condition", ["pinned", "clamped"])
+def test_energy_balance_without_and_with_damping(end_condition):
+    """Kinetic + axial + bending (+ clamp) energy is constant without damping (to solver tolerance: 1e-6 of
+    the vibration energy above the prestressed equilibrium) and decreases monotonically with the dashpots."""
+    e = _free_vibration(0.0, end_condition)
     assert np.max(np.abs(e / e[0] - 1.0)) < 1e-6
-    e_d = _free_vibration(0.3)
+    e_d = _free_vibration(0.3, end_condition)
     assert np.all(np.diff(e_d) <= 1e-9 * e_d[0])
     assert e_d[-1] < 0.5 * e_d[0]
+
+
+def test_clamped_rope_equilibrium_and_end_moments():
+    """Clamped ends with fittings off the pinned tangents: the Newton equilibrium has residual ~0 (1e-9 of
+    the section forces); the moment on each fitting, -dV/d(fitting rotation) by autodiff, equals k_tor times
+    the end bend angle measured geometrically (1e-9); and the whole rope is in moment balance only with these
+    clamp moments: x_A x F_A + x_B x F_B + M_A + M_B = 0 (pinned would leave the clamp moments out)."""
+    rope, xi, first, last, attach = _small_rope(8, 0.0, "clamped")
+    x = assemble(xi, first, last)
+    scale = float(jnp.max(jnp.abs(rope.tensions(x, jnp.zeros_like(x)))))
+    grad = jax.grad(rope.elastic_energy)(x, attach)
+    assert float(jnp.max(jnp.abs(grad[1:-1]))) < 1e-9 * scale
+
+    def turned(theta):  # both fittings rotated about +z by theta[0], theta[1]
+        c, s = jnp.cos(theta), jnp.sin(theta)
+        return jnp.stack([c * attach[:, 0] - s * attach[:, 1], s * attach[:, 0] + c * attach[:, 1], attach[:, 2]], 1)
+
+    m_autodiff = -jax.grad(lambda th: rope.elastic_energy(x, turned(th)))(jnp.zeros(2))
+    xn = np.asarray(x)
+    heading = lambda v: np.arctan2(v[1], v[0])  # noqa: E731
+    beta_a = heading(xn[1] - xn[0]) - heading(np.asarray(attach[0]))  # fitting -> first section
+    beta_b = heading(np.asarray(attach[1])) - heading(xn[-1] - xn[-2])  # last section -> fitting
+    expected = 0.5 * np.array([beta_a, -beta_b])  # k_tor = 0.5; sign: moment on the fitting
+    moments = np.asarray(rope.end_moments(x, attach))
+    assert min(abs(beta_a), abs(beta_b)) > 0.05  # the clamps are loaded
+    np.testing.assert_allclose(moments[:, 2], expected, rtol=1e-9)
+    np.testing.assert_allclose(np.asarray(m_autodiff), expected, rtol=1e-9)
+    np.testing.assert_allclose(moments[:, :2], 0.0, atol=1e-15)
+    np.testing.assert_allclose(np.asarray(clamp_bend_vectors(x, attach))[:, 2], [beta_a, beta_b], rtol=1e-9)
+    f_a, f_b = -np.asarray(grad[0]), -np.asarray(grad[-1])  # forces of the rope on the fittings
+    balance = np.cross(xn[0], f_a) + np.cross(xn[-1], f_b) + moments.sum(0)
+    assert np.max(np.abs(balance)) < 1e-9 * scale * 0.13
+    assert abs(float(np.cross(xn[0], f_a)[2] + np.cross(xn[-1], f_b)[2])) > 1e3 * 1e-9 * scale * 0.13
+
+
+def test_clamp_damping_follows_turning_fittings():
+    """The bending dashpots act on bend rates relative to the fittings: a rigid rotation of rope and fittings
+    together (nodes at omega x x, fittings at omega x t) is not damped; the same motion against fixed fittings
+    is (the clamps' dashpots resist it)."""
+    rope, xi, first, last, attach = _small_rope(6, 0.3, "clamped")
+    x = assemble(xi, first, last)
+    omega = jnp.array([0.0, 0.0, 2.0])
+    v, rate = jnp.cross(omega, x), jnp.cross(omega, attach)
+    axial_only = eqx.tree_at(lambda r: r.bending_damping, rope, jnp.zeros(()))
+    f_fixed = rope.damping_forces(x, v, attach) - axial_only.damping_forces(x, v, attach)
+    f_turning = rope.damping_forces(x, v, attach, rate)
+    assert float(jnp.max(jnp.abs(f_fixed))) > 1e-4
+    assert float(jnp.max(jnp.abs(f_turning))) < 1e-12 * float(jnp.max(jnp.abs(f_fixed)))
+
+
+def test_clamped_rope_needs_fittings_and_pinned_ignores_them():
+    """A clamped rope without fitting axes is an error; a pinned rope's energy does not depend on them."""
+    rope, xi, first, last, _ = _small_rope(4)
+    x = assemble(xi, first, last)
+    assert float(rope.elastic_energy(x, _ATTACH)) == float(rope.elastic_energy(x))
+    clamped = Rope.uniform(0.3, 4, 0.0365, 2e3, 0.5, end_condition="clamped")
+    with pytest.raises(ValueError, match="attach"):
+        clamped.elastic_energy(x)
+    with pytest.raises(ValueError, match="end_condition"):
+        Rope.uniform(0.3, 4, 0.0365, 2e3, 0.5, end_condition="welded")
 
 
 def test_shaft_contact_geometry_and_action_reaction():

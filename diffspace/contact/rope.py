@@ -11,6 +11,23 @@ the nodes' Cartesian positions and velocities (the paper writes the same equatio
 length coordinates, Eqs. (19)-(34); Cartesian coordinates give the identical Newton equations (24) without
 the coordinate singularities). The end nodes are prescribed (fixed-ring and rotating-ring points).
 
+End conditions (``Rope.end_condition``). The paper's model has bending springs at the interior nodes
+only: the ends are **pinned** (``"pinned"``, the default), free to turn about their attachment points.
+With ``"clamped"`` the rope's ends are held in fittings whose axes are prescribed unit directions
+``t_A`` (at node 1, pointing into the rope) and ``t_B`` (at node N+1, pointing out of the rope, i.e. in node
+order), passed with the end positions as ``attach = [t_A, t_B]`` (shape (2, 3); they may move, e.g. with a
+rotating ring, with rate ``attach_rate``). Each clamp is one more bending spring of the same ``k_tor`` and
+``c_tor``, unstressed when the end section lies along the fitting axis:
+
+.. math:: V_\mathrm{clamp} = \tfrac12 k_{tor}\,(|\phi_A|^2 + |\phi_B|^2),\qquad
+          \phi_A = \angle(t_A \to e_1),\quad \phi_B = \angle(e_N \to t_B),
+
+with ``e_1``, ``e_N`` the unit first and last sections and ``angle(a -> b)`` the rotation vector of
+:func:`bend_vectors`. The rope exerts the moment ``M_A = k_tor phi_A`` on fitting A and ``M_B = -k_tor phi_B``
+on fitting B (:meth:`Rope.end_moments`; these are ``-dV/dtheta`` for a rotation ``theta`` of the fitting).
+(A continuum-consistent clamp of a chain whose interior springs are ``k_tor = EI / l`` would be ``2 k_tor``,
+the bend being concentrated in a half cell; we keep the same ``k_tor``: the clamp is a node like the others.)
+
 Elastic elements (potential ``V = V_axial + V_bend``; conservative forces are ``-dV/dx`` by autodiff):
 
 * **axial spring with damping**, Eq. (26): ``T_i = k_tes dl_i + c_tes dl_i/dt`` along section ``i``.
@@ -45,6 +62,8 @@ from jaxtyping import Array, ArrayLike, Float
 from ..spatial import safe_norm
 from .forces import ContactLaw
 
+END_CONDITIONS = ("pinned", "clamped")
+
 
 def node_masses(linear_density: ArrayLike, rest_lengths: Float[ArrayLike, " N"]) -> Float[Array, " N1"]:
     """Lumped node masses of Eq. (17) (``rho_lin`` in kg/m, section rest lengths in m) -> ``(N + 1,)``."""
@@ -71,13 +90,22 @@ def bend_vectors(x: Float[Array, "N1 3"]) -> Float[Array, "Nm1 3"]:
     return u * jnp.where(small, series, exact)[:, None]
 
 
+def clamp_bend_vectors(x: Float[Array, "N1 3"], attach: Float[Array, "2 3"]) -> Float[Array, "2 3"]:
+    """Rotation vectors ``phi_A`` (fitting axis ``t_A`` -> first section) and ``phi_B`` (last section ->
+    fitting axis ``t_B``) of the two clamps; ``attach = [t_A, t_B]`` in node order (see the module notes)."""
+    head = bend_vectors(jnp.stack([x[0] - attach[0], x[0], x[1]]))
+    tail = bend_vectors(jnp.stack([x[-2], x[-1], x[-1] + attach[1]]))
+    return jnp.concatenate([head, tail])
+
+
 class Rope(eqx.Module):
     """Rope parameters (arrays, differentiable). Shapes: ``N`` sections, ``N + 1`` nodes.
 
     ``rest_lengths`` (N,) [m]; ``masses`` (N+1,) [kg], Eq. (17); ``axial_stiffness`` k_tes [N/m] (scalar or per
     section) and ``axial_damping`` c_tes [N s/m], Eq. (26); ``compression_ratio`` (0 = tension-only, 1 =
     symmetric); ``bending_stiffness`` k_tor [N m/rad] and ``bending_damping`` c_tor [N m s/rad] per interior
-    node, Eq. (39); ``rest_bend`` (N-1, 3) rest rotation vectors ``beta_i0 n`` [rad]; ``radius`` [m].
+    node, Eq. (39); ``rest_bend`` (N-1, 3) rest rotation vectors ``beta_i0 n`` [rad]; ``radius`` [m];
+    ``end_condition`` (static) ``"pinned"`` or ``"clamped"`` (then energies and forces need ``attach``).
     """
 
     rest_lengths: Float[Array, " N"]
@@ -89,11 +117,16 @@ class Rope(eqx.Module):
     bending_damping: Float[Array, ""]
     rest_bend: Float[Array, "Nm1 3"]
     radius: Float[Array, ""]
+    end_condition: str = eqx.field(static=True, default="pinned")
+
+    def __check_init__(self):
+        if self.end_condition not in END_CONDITIONS:
+            raise ValueError(f"end_condition must be one of {END_CONDITIONS}, got {self.end_condition!r}")
 
     @classmethod
     def uniform(cls, length, n_sections: int, linear_density, axial_rigidity, bending_stiffness,
                 rest_bend_total=0.0, plane_normal=(0.0, 0.0, 1.0), axial_damping=0.0, bending_damping=0.0,
-                compression_ratio=1.0, radius=0.0015) -> "Rope":
+                compression_ratio=1.0, radius=0.0015, end_condition="pinned") -> "Rope":
         """Equal sections: ``k_tes = EA / l0`` (per section) from the axial rigidity ``EA`` [N]; the rest bend
         ``rest_bend_total`` [rad] is shared equally by the ``N - 1`` interior nodes about ``plane_normal``."""
         n = int(n_sections)
@@ -105,7 +138,7 @@ class Rope(eqx.Module):
         f = lambda v: jnp.asarray(v, float)  # noqa: E731
         return cls(rest, node_masses(linear_density, rest), f(axial_rigidity) / rest, f(axial_damping),
                    f(compression_ratio), f(bending_stiffness), f(bending_damping),
-                   jnp.broadcast_to(beta0 * normal, (n - 1, 3)), f(radius))
+                   jnp.broadcast_to(beta0 * normal, (n - 1, 3)), f(radius), end_condition)
 
     @property
     def n_sections(self) -> int:
@@ -121,12 +154,34 @@ class Rope(eqx.Module):
         stretch = safe_norm(x[1:] - x[:-1]) - self.rest_lengths
         return 0.5 * jnp.sum(self.axial_stiffness * self._axial_gain(stretch) * stretch**2)
 
-    def bending_energy(self, x: Float[Array, "N1 3"]) -> Float[Array, ""]:
-        """``sum k_tor |phi_i - phi_i0|^2 / 2`` (Eq. (39))."""
-        return 0.5 * self.bending_stiffness * jnp.sum((bend_vectors(x) - self.rest_bend) ** 2)
+    @property
+    def clamped(self) -> bool:
+        return self.end_condition == "clamped"
 
-    def elastic_energy(self, x: Float[Array, "N1 3"]) -> Float[Array, ""]:
-        return self.axial_energy(x) + self.bending_energy(x)
+    def _bends(self, x, attach) -> Float[Array, "M 3"]:
+        """Bend rotation vectors: interior nodes, then (clamped) the two clamps."""
+        if not self.clamped:
+            return bend_vectors(x)
+        if attach is None:
+            raise ValueError("a clamped rope needs its fitting axes: pass attach = [t_A, t_B] (shape (2, 3))")
+        return jnp.concatenate([bend_vectors(x), clamp_bend_vectors(x, jnp.asarray(attach, float))])
+
+    def _rest_bends(self) -> Float[Array, "M 3"]:
+        return jnp.concatenate([self.rest_bend, jnp.zeros((2, 3))]) if self.clamped else self.rest_bend
+
+    def bending_energy(self, x: Float[Array, "N1 3"], attach=None) -> Float[Array, ""]:
+        """``sum k_tor |phi_i - phi_i0|^2 / 2`` (Eq. (39)), plus the clamps' ``k_tor |phi|^2 / 2`` if clamped."""
+        return 0.5 * self.bending_stiffness * jnp.sum((self._bends(x, attach) - self._rest_bends()) ** 2)
+
+    def elastic_energy(self, x: Float[Array, "N1 3"], attach=None) -> Float[Array, ""]:
+        return self.axial_energy(x) + self.bending_energy(x, attach)
+
+    def end_moments(self, x: Float[Array, "N1 3"], attach=None) -> Float[Array, "2 3"]:
+        """Moments [N m] the rope exerts on fittings A and B: ``k_tor phi_A``, ``-k_tor phi_B`` (zero if pinned)."""
+        if not self.clamped:
+            return jnp.zeros((2, 3))
+        phi = self._bends(x, attach)[-2:]
+        return self.bending_stiffness * phi * jnp.array([[1.0], [-1.0]])
 
     def kinetic_energy(self, v: Float[Array, "N1 3"]) -> Float[Array, ""]:
         return 0.5 * jnp.sum(self.masses[:, None] * v * v)
@@ -140,20 +195,23 @@ class Rope(eqx.Module):
         rate = jnp.sum(d * dv, axis=-1) / length
         return self._axial_gain(stretch) * (self.axial_stiffness * stretch + self.axial_damping * rate)
 
-    def damping_forces(self, x, v) -> Float[Array, "N1 3"]:
-        """Nodal forces of the axial dashpots ``c_tes dl/dt`` and the bending dashpots ``c_tor dphi/dt``."""
+    def damping_forces(self, x, v, attach=None, attach_rate=None) -> Float[Array, "N1 3"]:
+        """Nodal forces of the axial dashpots ``c_tes dl/dt`` and the bending dashpots ``c_tor dphi/dt`` (the
+        clamps' ``dphi/dt`` relative to fittings turning at ``attach_rate``)."""
         d, dv = x[1:] - x[:-1], v[1:] - v[:-1]
         length = safe_norm(d)
         gain = self._axial_gain(length - self.rest_lengths)
         t = (gain * self.axial_damping * jnp.sum(d * dv, axis=-1) / length)[:, None] * d / length[:, None]
         axial = jnp.concatenate([t, jnp.zeros((1, 3))]) - jnp.concatenate([jnp.zeros((1, 3)), t])
-        phi, phi_dot = jax.jvp(bend_vectors, (x,), (v,))
-        _, pullback = jax.vjp(bend_vectors, x)
+        att = None if attach is None else jnp.asarray(attach, float)
+        rate = None if att is None else jnp.zeros_like(att) if attach_rate is None else jnp.asarray(attach_rate, float)
+        _, phi_dot = jax.jvp(self._bends, (x, att), (v, rate))
+        _, pullback = jax.vjp(lambda y: self._bends(y, att), x)
         return axial - self.bending_damping * pullback(phi_dot)[0]
 
-    def internal_forces(self, x, v) -> Float[Array, "N1 3"]:
+    def internal_forces(self, x, v, attach=None, attach_rate=None) -> Float[Array, "N1 3"]:
         """Elastic (``-dV/dx``) plus damping forces on every node."""
-        return -jax.grad(self.elastic_energy)(x) + self.damping_forces(x, v)
+        return -jax.grad(self.elastic_energy)(x, attach) + self.damping_forces(x, v, attach, attach_rate)
 
 
 def assemble(x_inner: Float[Array, "Nm1 3"], first: Float[Array, "3"], last: Float[Array, "3"]) -> Float[Array, "N1 3"]:
@@ -161,40 +219,44 @@ def assemble(x_inner: Float[Array, "Nm1 3"], first: Float[Array, "3"], last: Flo
     return jnp.concatenate([first[None], x_inner, last[None]])
 
 
-def rope_accelerations(rope: Rope, x, v, external: Float[Array, "N1 3"] | None = None) -> Float[Array, "Nm1 3"]:
-    """Newton's law (Eq. (24)) for the interior nodes, given all node positions/velocities and external forces."""
-    f = rope.internal_forces(x, v)
+def rope_accelerations(rope: Rope, x, v, external: Float[Array, "N1 3"] | None = None, attach=None,
+                       attach_rate=None) -> Float[Array, "Nm1 3"]:
+    """Newton's law (Eq. (24)) for the interior nodes, given all node positions/velocities and external forces
+    (and, for a clamped rope, the fitting axes ``attach`` (2, 3) and their rates)."""
+    f = rope.internal_forces(x, v, attach, attach_rate)
     if external is not None:
         f = f + external
     return f[1:-1] / rope.masses[1:-1, None]
 
 
-def total_energy(rope: Rope, x, v) -> Float[Array, ""]:
-    """Kinetic + axial + bending energy [J]."""
-    return rope.kinetic_energy(v) + rope.elastic_energy(x)
+def total_energy(rope: Rope, x, v, attach=None) -> Float[Array, ""]:
+    """Kinetic + axial + bending (+ clamp) energy [J]."""
+    return rope.kinetic_energy(v) + rope.elastic_energy(x, attach)
 
 
 # ---------------------------------------------------------------------------------------------- statics
-def static_residual(rope: Rope, x_inner, first, last, external=None) -> Float[Array, "Nm1 3"]:
+def static_residual(rope: Rope, x_inner, first, last, external=None, attach=None) -> Float[Array, "Nm1 3"]:
     """Static force balance of the interior nodes, Eqs. (35)/(40): ``-dV/dx_i + F_i`` (zero at equilibrium)."""
-    g = -jax.grad(lambda xi: rope.elastic_energy(assemble(xi, first, last)))(x_inner)
+    g = -jax.grad(lambda xi: rope.elastic_energy(assemble(xi, first, last), attach))(x_inner)
     return g if external is None else g + external
 
 
-def equilibrium(rope: Rope, x_guess, first, last, external=None, *, tol: float = 1e-12, max_steps: int = 64):
+def equilibrium(rope: Rope, x_guess, first, last, external=None, *, attach=None, tol: float = 1e-12,
+                max_steps: int = 64):
     """Interior node positions in static equilibrium (Eqs. (35)-(36)): Newton on :func:`static_residual`
     (Optimistix; differentiable in ``rope``/ends/loads by the implicit function theorem). Returns
-    ``(x_inner, ok)``; start from a nearby shape (e.g. a circular arc of the rope's length)."""
+    ``(x_inner, ok)``; start from a nearby shape (e.g. a circular arc of the rope's length). ``attach``: the
+    fitting axes of a clamped rope."""
     def fn(xi, args):
-        return static_residual(rope, xi, first, last, external) / jnp.mean(rope.axial_stiffness)
+        return static_residual(rope, xi, first, last, external, attach) / jnp.mean(rope.axial_stiffness)
 
     sol = optx.root_find(fn, optx.Newton(rtol=tol, atol=tol * jnp.mean(rope.rest_lengths)),
                          jax.lax.stop_gradient(x_guess), max_steps=max_steps, throw=False)
     return sol.value, sol.result == optx.RESULTS.successful
 
 
-def pressed_equilibrium(rope: Rope, x_start, first, last, node: int, direction, depth, *, tol: float = 1e-12,
-                        max_steps: int = 64):
+def pressed_equilibrium(rope: Rope, x_start, first, last, node: int, direction, depth, *, attach=None,
+                        tol: float = 1e-12, max_steps: int = 64):
     r"""Equilibrium with node ``node`` (0-based, interior) displaced by ``depth`` along ``direction`` from its
     position in ``x_start`` (displacement control, paper Eq. (40) solved for ``F_c``).
 
@@ -208,7 +270,7 @@ def pressed_equilibrium(rope: Rope, x_start, first, last, node: int, direction, 
     def fn(z, args):
         xi, fc = z
         ext = jnp.zeros_like(xi).at[node - 1].set(fc * u)
-        r = static_residual(rope, xi, first, last, ext) / scale
+        r = static_residual(rope, xi, first, last, ext, attach) / scale
         return r, (xi[node - 1] @ u - anchor - depth)
 
     z0 = jax.lax.stop_gradient((x_start, jnp.zeros(())))

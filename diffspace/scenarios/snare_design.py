@@ -9,6 +9,16 @@ the ring. The rope bows towards the ring centre (+y), where the grapple shaft (a
 pushes a rope *against* its bow (``approach = "against_bow"``): the rope softens as it is pushed flat.
 ``"along_bow"`` (shaft outside the loop) is kept for comparison: there the rope goes taut within ~1 cm.
 
+End fittings (``rope.end_condition = "clamped"``, :mod:`diffspace.contact.rope`) are fixed to their rings.
+With ``c_X = -X / |X|`` the inward ring radius at end ``X`` and ``Rz`` a rotation about the ring axis (+z),
+the fitting axes (along the rope, node order) are ``t_A = Rz(-alpha_A) c_A`` and ``t_B = -Rz(alpha_B) c_B``:
+``t_B`` turns with the rotating ring (and with ``d_se``). ``Snare.attach_angles`` come from an **unstressed
+installation** (:func:`install_clamps`): laid in at ``d_se(t = 0)`` with free ends, the rope settles into
+the pinned equilibrium and the fittings are tightened along its end sections (``t_A = e_1``, ``t_B = e_N``),
+so the installed shape is the same for both end conditions and the clamps add only stiffness (and moments
+once the ring turns). A fitting along the rest-curvature tangent would pre-load the ends arbitrarily: the
+26 deg rest bend cannot span d_se = 0.26 m with a 0.30 m rope.
+
 Two impact models, both pure JAX (jit/vmap/grad):
 
 * **virtual spring** (Section 3.2): static displacement-controlled solves at node ``n`` give ``F_c(delta_v)``
@@ -21,6 +31,8 @@ Two impact models, both pure JAX (jit/vmap/grad):
 
 from __future__ import annotations
 
+import dataclasses
+
 import diffrax
 import equinox as eqx
 import jax
@@ -30,21 +42,25 @@ from jaxtyping import Array, Float
 from ..contact import simulate_impact
 from ..contact.rope import Rope, Shaft, assemble, equilibrium, pressed_equilibrium, rope_accelerations
 from ..spatial import safe_norm
+from .snare_mass import arm_effective_mass  # noqa: F401  (moved; kept importable from here)
 
 APPROACHES = ("against_bow", "along_bow")
 
 
 class Snare(eqx.Module):
-    """One rope of the snare: ring radius ``R`` [m], end distance at ``t = 0`` [m], ring rate [rad/s]."""
+    """One rope of the snare: ring radius ``R`` [m], end distance at ``t = 0`` [m], ring rate [rad/s] and the
+    fitting angles ``(alpha_A, alpha_B)`` [rad] of clamped ends (see the module notes; unused if pinned)."""
 
     ring_radius: Float[Array, ""]
     end_distance: Float[Array, ""]
     ring_rate: Float[Array, ""]
+    attach_angles: Float[Array, "2"]
 
-    def __init__(self, ring_radius, end_distance, ring_rate=0.0):
+    def __init__(self, ring_radius, end_distance, ring_rate=0.0, attach_angles=(0.0, 0.0)):
         self.ring_radius = jnp.asarray(ring_radius, float)
         self.end_distance = jnp.asarray(end_distance, float)
         self.ring_rate = jnp.asarray(ring_rate, float)
+        self.attach_angles = jnp.broadcast_to(jnp.asarray(attach_angles, float), (2,))
 
     def ends(self, t=0.0) -> tuple[Float[Array, "3"], Float[Array, "3"]]:
         """Fixed-ring point ``A`` and rotating-ring point ``B(t)`` (world)."""
@@ -58,6 +74,21 @@ class Snare(eqx.Module):
         """``(A, B, dA/dt, dB/dt)`` at time ``t``."""
         (a, b), (va, vb) = jax.jvp(self.ends, (jnp.asarray(t, float),), (jnp.ones(()),))
         return a, b, va, vb
+
+    def attachments(self, t=0.0) -> Float[Array, "2 3"]:
+        """Fitting axes ``[t_A, t_B(t)]`` (unit, along the rope in node order), fixed in their rings."""
+        a, b = self.ends(t)
+
+        def turn(v, angle):  # rotation about +z
+            c, s = jnp.cos(angle), jnp.sin(angle)
+            return jnp.stack([c * v[0] - s * v[1], s * v[0] + c * v[1], v[2]])
+
+        al = self.attach_angles
+        return jnp.stack([turn(-a / self.ring_radius, -al[0]), -turn(-b / self.ring_radius, al[1])])
+
+    def attachment_states(self, t):
+        """``(attach (2, 3), d attach / dt)`` at time ``t``."""
+        return jax.jvp(self.attachments, (jnp.asarray(t, float),), (jnp.ones(()),))
 
     def end_distance_at(self, t):
         a, b = self.ends(t)
@@ -108,8 +139,29 @@ def initial_shape(model: SnareModel):
     """Static equilibrium shape at ``t = 0`` (Eqs. (35)-(36)): ``(x_all (N+1, 3), converged)``."""
     first, last = model.snare.ends(0.0)
     guess = arc_guess(first, last, model.length, model.rope.n_sections)
-    xi, ok = equilibrium(model.rope, guess[1:-1], first, last)
+    xi, ok = equilibrium(model.rope, guess[1:-1], first, last, attach=model.snare.attachments(0.0))
     return assemble(xi, first, last), ok
+
+
+def installed_attach_angles(model: SnareModel) -> Float[Array, "2"]:
+    """Fitting angles ``(alpha_A, alpha_B)`` of an unstressed installation: the end sections of the *pinned*
+    equilibrium at ``t = 0`` measured from the inward ring radii (module notes). Differentiable (through
+    the pinned solve by the implicit function theorem)."""
+    pinned = eqx.tree_at(lambda m: m.rope, model, dataclasses.replace(model.rope, end_condition="pinned"))
+    x, _ = initial_shape(pinned)
+
+    def angle(u, w):  # signed angle of the rotation u -> w about +z
+        return jnp.arctan2(u[0] * w[1] - u[1] * w[0], u @ w)
+
+    e_a, e_b, c_a, c_b = (v / jnp.linalg.norm(v) for v in (x[1] - x[0], x[-1] - x[-2], -x[0], -x[-1]))
+    return jnp.stack([angle(e_a, c_a), angle(c_b, -e_b)])
+
+
+def install_clamps(model: SnareModel) -> SnareModel:
+    """``model`` with ``snare.attach_angles`` of an unstressed installation (no-op for pinned ropes)."""
+    if model.rope.end_condition != "clamped":
+        return model
+    return eqx.tree_at(lambda m: m.snare.attach_angles, model, installed_attach_angles(model))
 
 
 def contact_direction(x: Float[Array, "N1 3"], node, approach: str = "against_bow") -> Float[Array, "3"]:
@@ -133,11 +185,12 @@ def pressing_curve(model: SnareModel, x_eq, node, depths: Float[Array, " K"] | N
     depths = model.fit_depths if depths is None else depths
     u = contact_direction(x_eq, node, model.approach) if direction is None else jnp.asarray(direction, float)
     first, last = model.snare.ends(0.0)
+    attach = model.snare.attachments(0.0)
     x_ref = x_eq[1:-1]
 
     def body(xi, depth):
         shift = (xi[node - 1] - x_ref[node - 1]) @ u  # pressed_equilibrium measures from its start shape
-        xn, fc, ok = pressed_equilibrium(model.rope, xi, first, last, node, u, depth - shift)
+        xn, fc, ok = pressed_equilibrium(model.rope, xi, first, last, node, u, depth - shift, attach=attach)
         return xn, (fc, ok)
 
     _, (forces, ok) = jax.lax.scan(body, x_ref, depths)
@@ -249,10 +302,11 @@ def rope_impact_solve(model: SnareModel, x_eq, node, speed, t_end, *, gap=0.0, r
     def field(t, y, args):
         xi, vi, p, w, _ = y
         a, b, va, vb = snare.end_states(t)
+        attach, attach_rate = snare.attachment_states(t)
         x, v = assemble(xi, a, b), assemble(vi, va, vb)
         f_nodes, _ = shaft.forces(model.law, rope, x, v, p, w, speed)
         f_shaft = -jnp.sum(f_nodes, axis=0)
-        return vi, rope_accelerations(rope, x, v, f_nodes), w, f_shaft / model.mass, f_shaft
+        return vi, rope_accelerations(rope, x, v, f_nodes, attach, attach_rate), w, f_shaft / model.mass, f_shaft
 
     p0 = x_eq[node] - (shaft.radius + rope.radius + gap) * u
     y0 = (x_eq[1:-1], jnp.zeros_like(x_eq[1:-1]), p0, speed * u, jnp.zeros(3))
@@ -351,36 +405,3 @@ def snare_contact(model: SnareModel, node, speed, method: str = "dynamic", *, ho
             "max_indentation_m": r["max_node_displacement_m"], "k_v0_N_m": coef[0],
             "within_fit_range": r["max_node_displacement_m"] <= fit_limit,
             "ok": ok_eq & ok_fit & r["ok"] & r["separated"]}
-
-
-# ---------------------------------------------------------------------------------------------- striking mass
-def arm_effective_mass(robot, joint_angles, free_joints, frame: str = "rod_tip", direction: str = "rod_normal",
-                       plane_normal=(0.0, 1.0, 0.0)) -> dict:
-    r"""Effective mass of an arm on the air table at ``frame`` along the contact direction, ``1 / (J H^-1 J^T)``.
-
-    ``joint_angles``: all joint angles [rad]; ``free_joints``: 0-based joints left free (frictionless), all
-    others locked (:meth:`Robot.lock`). The base moves in the table plane (``BaseMotion.planar``). Directions:
-    ``rod_axis`` (the frame's z axis) or ``rod_normal`` (in the table plane, normal to the rod: a side hit of
-    the capture rod, as a grapple shaft meets a rope). Returns masses for both directions and all-locked.
-    """
-    from ..dynamics import BaseMotion, frame_jacobian, frame_pose, mass_matrix
-
-    angles = jnp.asarray(joint_angles, float)
-    n = angles.shape[0]
-    out = {}
-    for label, free in (("free", tuple(free_joints)), ("locked", ())):
-        locked = [j for j in range(n) if j not in free]
-        arm = robot.lock(locked, angles[jnp.asarray(locked)]) if locked else robot
-        q = jnp.concatenate([jnp.zeros(3), jnp.array([0.0, 0.0, 0.0, 1.0]), angles[jnp.asarray(free, dtype=int)]])
-        motion = BaseMotion.planar(plane_normal)
-        basis = jax.scipy.linalg.block_diag(motion.basis, jnp.eye(len(free)))
-        keep = [i for i, m in enumerate(list(motion.allowed) + [1.0] * len(free)) if m > 0]
-        h = (basis.T @ mass_matrix(arm, q) @ basis)[jnp.ix_(jnp.asarray(keep), jnp.asarray(keep))]
-        jac = (frame_jacobian(arm, q, frame, "world")[:3] @ basis)[:, jnp.asarray(keep)]
-        mobility = jac @ jnp.linalg.solve(h, jac.T)
-        axis = frame_pose(arm, q, frame)[0][:, 2]
-        normal = jnp.cross(jnp.asarray(plane_normal, float), axis)
-        for name, d in (("rod_axis", axis), ("rod_normal", normal / jnp.linalg.norm(normal))):
-            out[f"{label}_{name}"] = float(1.0 / (d @ mobility @ d))
-    out["selected"] = out[f"free_{direction}"] if free_joints else out[f"locked_{direction}"]
-    return out

@@ -26,7 +26,8 @@ def stiffness_profile(model: sd.SnareModel, x_eq):
     ``K`` the Hessian of the elastic energy at the initial shape and ``u`` the node's approach direction."""
     first, last = x_eq[0], x_eq[-1]
     n = model.rope.n_sections - 1
-    hess = jax.hessian(lambda xi: model.rope.elastic_energy(assemble(xi, first, last)))(x_eq[1:-1])
+    attach = model.snare.attachments(0.0)
+    hess = jax.hessian(lambda xi: model.rope.elastic_energy(assemble(xi, first, last), attach))(x_eq[1:-1])
     compliance = jnp.linalg.inv(hess.reshape(3 * n, 3 * n))
 
     def k_at(node):
@@ -97,7 +98,9 @@ def analyse(model: sd.SnareModel, cfg: dict) -> dict:
     tension = np.asarray(model.rope.tensions(x_eq, jnp.zeros_like(x_eq)))
     chord = (last - first) / jnp.linalg.norm(last - first)
     sag = np.asarray(jnp.abs((x_eq - first) @ jnp.array([-chord[1], chord[0], 0.0])))
-    residual = float(jnp.max(jnp.abs(static_residual(model.rope, x_eq[1:-1], first, last))))
+    attach = model.snare.attachments(0.0)
+    residual = float(jnp.max(jnp.abs(static_residual(model.rope, x_eq[1:-1], first, last, attach=attach))))
+    moments = np.asarray(model.rope.end_moments(x_eq, attach))[:, 2]
     nodes = np.arange(2, model.rope.n_sections + 1)
     kp = np.asarray(k_profile)
     summary = {
@@ -107,7 +110,8 @@ def analyse(model: sd.SnareModel, cfg: dict) -> dict:
         "installed_bend_total_deg": float(np.rad2deg(abs(beta.sum()))),
         "min_bend_for_end_distance_deg": float(np.rad2deg(2 * np.arccos(cfg["snare"]["end_distance_m"] / model.length))),
         "sag_m": float(sag.max()), "section_force_min_N": float(tension.min()), "section_force_max_N": float(tension.max()),
-        "static_residual_max_N": residual,
+        "static_residual_max_N": residual, "end_condition": model.rope.end_condition,
+        "clamp_attach_angles_deg": np.rad2deg(np.asarray(model.snare.attach_angles)), "end_moments_N_m": moments,
         "k_tes_N_m": float(model.rope.axial_stiffness[0]), "k_tor_N_m_rad": float(model.rope.bending_stiffness),
         "c_tes_N_s_m": float(model.rope.axial_damping), "c_tor_N_m_s_rad": float(model.rope.bending_damping),
         "node_mass_kg": float(model.rope.masses[1]),
