@@ -20,6 +20,7 @@ SCENARIOS = {
     "impact": "diffspace.scenarios.impact",
     "snare": "diffspace.scenarios.snare",
     "capture": "diffspace.scenarios.capture",
+    "closing": "diffspace.scenarios.snare_closing",
 }
 CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
 DEFAULT_CONFIG = CONFIG_DIR / "ejection_plane.toml"

@@ -319,7 +319,7 @@ def rope_impact_solve(model: SnareModel, x_eq, node, speed, t_end, *, gap=0.0, r
     return sol, u
 
 
-def _parabolic_peak(values):
+def parabolic_peak(values):
     """Maximum of sampled values refined by the parabola through the best sample and its neighbours."""
     j = jnp.clip(jnp.argmax(values), 1, values.shape[0] - 2)
     a, b, c = values[j - 1], values[j], values[j + 1]
@@ -346,7 +346,7 @@ def dynamic_impact(model: SnareModel, x_eq, node, speed, t_end, **settings) -> d
     p0 = p[0]
     rebound = -(w[-1] @ u)
     return {
-        "peak_force_N": _parabolic_peak(force),
+        "peak_force_N": parabolic_peak(force),
         "impulse_N_s": safe_norm(impulse[-1]),
         "rebound_speed_m_s": rebound,
         "restitution": rebound / speed,

@@ -1,0 +1,169 @@
+"""Three-rope snare closing: energy and momentum balances, symmetry, a gradient through the closing dynamics,
+config errors and the CLI run.
+
+The physics tests use 8 soft sections (``EA = 5e3 N``: explicit steps of ~1e-4 s instead of ~1e-5 s) and one
+compiled solve; the balances they check hold for any rope parameters."""
+
+import json
+from pathlib import Path
+
+import diffrax
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from diffspace.cli import load_scenario, main
+from diffspace.drive import RestToRest
+from diffspace.scenarios import snare_closing as sc
+from diffspace.scenarios import snare_closing_results as scr
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIG = ROOT / "configs" / "snare_closing.toml"
+FAST = ["rope.n_sections=8", "rope.axial_rigidity_N=5000"]
+SETTINGS = dict(rtol=1e-9, atol=1e-12, n_save=200, max_steps=200_000)
+SOLVE = eqx.filter_jit(lambda model, y0, t_end: sc.closing_solve(model, y0, t_end, **SETTINGS))
+FAR = jnp.array([1.0, 0.0])  # shaft outside the ring: no contact possible
+
+
+def _model(*overrides):
+    _, cfg = load_scenario(CONFIG, [*FAST, *overrides])
+    return sc.build_model(cfg)
+
+
+def _solve(model, position, velocity, t_end, rope_velocity=None):
+    y0, ok = eqx.filter_jit(sc.initial_state)(model, position, velocity)
+    assert bool(ok)
+    if rope_velocity is not None:
+        y0 = (y0[0], rope_velocity(y0[0]), *y0[2:])
+    sol = SOLVE(model, y0, jnp.asarray(t_end))
+    assert bool(sol.result == diffrax.RESULTS.successful)
+    s = {k: np.asarray(v) for k, v in scr.samples(model, sol.ts, sol.ys).items()}
+    energy = s["rope_kinetic"] + s["rope_elastic"] + s["shaft_kinetic"]
+    s["balance"] = energy - energy[0] - s["work_drive"] + s["work_contact"] + s["rope_dissipated"]
+    s["energy"] = energy
+    return sol, s
+
+
+def test_energy_is_conserved_with_the_ring_held_and_no_damping():
+    """Ropes released with a velocity field (in and out of plane), ring at rest, no damping, shaft out of
+    reach: kinetic + elastic energy constant to solver tolerance; no drive work, no dissipation."""
+    model = _model("rope.axial_damping_ratio=0", "rope.bending_damping_ratio=0", "drive.final_angle_deg=0")
+
+    def kick(x_free):
+        bump = jnp.sin(jnp.pi * jnp.arange(1, x_free.shape[1] + 1) / (x_free.shape[1] + 1))[None, :, None]
+        return 0.05 * bump * (x_free / jnp.linalg.norm(x_free, axis=-1, keepdims=True) + jnp.array([0.0, 0.0, 1.0]))
+
+    _, s = _solve(model, FAR, jnp.zeros(2), 0.1, kick)
+    assert np.ptp(s["rope_kinetic"]) > 0.5 * s["rope_kinetic"][0]  # energy really moves between forms
+    assert np.abs(s["energy"] - s["energy"][0]).max() < 1e-9 * s["energy"][0]
+    assert np.abs(s["work_drive"]).max() == 0.0 and np.abs(s["rope_dissipated"]).max() == 0.0
+    assert np.abs(s["work_contact"]).max() == 0.0
+
+
+def test_drive_work_equals_energy_change_plus_dissipation():
+    """Ring turned 30 deg in 0.1 s with damping on, no contact: int tau psi' dt = dE + D_rope; the torque
+    integrand equals the power of the end forces (tau psi' = -sum f_B . v_B)."""
+    model = _model("drive.final_angle_deg=30", "drive.duration_s=0.1")
+    sol, s = _solve(model, FAR, jnp.zeros(2), 0.12)
+    work = s["work_drive"]
+    assert abs(work[-1]) > 1e-3 and s["rope_dissipated"][-1] > 1e-3 * abs(work[-1])
+    assert np.abs(s["balance"]).max() < 1e-8 * np.abs(work).max()
+    power = s["ring_torque"] * s["psi_rate"]  # trapezoid of the sampled tau psi' vs the integrated power
+    assert np.trapezoid(power, np.asarray(sol.ts)) == pytest.approx(work[-1], rel=2e-3)
+
+
+def test_contact_impulse_equals_shaft_momentum_change():
+    """Shaft thrown at rope 0's middle: m (w(T) - w(0)) = int F_contact dt to 1e-9; the energy balance with
+    contact (W_c = contact work) still closes."""
+    model = _model()
+    y0, _ = eqx.filter_jit(sc.initial_state)(model, FAR, jnp.zeros(2))
+    middle = y0[0][0, 3]  # rope 0's middle node, on the -y axis
+    start = jnp.array([0.0, middle[1] + 0.0115 + 0.002])
+    sol, s = _solve(model, start, jnp.array([0.0, -0.1]), 0.1)
+    w = np.asarray(sol.ys[3])
+    impulse = s["impulse"][-1]
+    assert np.linalg.norm(impulse) > 0.5  # a real impact (the shaft's momentum is 4.2 N s)
+    np.testing.assert_allclose(float(model.shaft_mass) * (w[-1] - w[0]), impulse, rtol=1e-9, atol=1e-9 * np.linalg.norm(impulse))
+    assert np.abs(s["balance"]).max() < 1e-8 * np.abs(s["work_contact"]).max()
+
+
+def test_centred_shaft_stays_centred():
+    """Shaft at rest on the ring axis, three symmetric ropes closing onto it: it stays on the axis (1e-9 m)
+    and all ropes push equally."""
+    model = _model("drive.start_angle_deg=50", "drive.final_angle_deg=58", "drive.duration_s=0.1")
+    sol, s = _solve(model, jnp.zeros(2), jnp.zeros(2), 0.15)
+    force = s["rope_force_norm"]
+    assert force.max() > 0.5  # the ropes do squeeze the shaft
+    assert np.abs(np.asarray(sol.ys[2])).max() < 1e-9
+    assert np.abs(force - force[:, :1]).max() < 1e-6 * force.max()
+
+
+@pytest.fixture(scope="module")
+def duration_case():
+    """Peak rope-shaft force as a function of the drive duration (ring 40 -> 58 deg, shaft 30 mm off the axis
+    towards rope 0) and its central-difference slope at 0.2 s, Richardson-extrapolated from h = 2e-4 and
+    1e-4 s (plain central differences carry an O(h^2) error of ~1e-4 here; the tight tolerances keep solver
+    noise in the differences below 1e-6)."""
+    model = _model("drive.start_angle_deg=40", "drive.final_angle_deg=58", "drive.duration_s=0.2")
+    y0, _ = eqx.filter_jit(sc.initial_state)(model, jnp.array([0.0, -0.03]), jnp.zeros(2))
+
+    def peak(duration, adjoint="reverse"):
+        m = eqx.tree_at(lambda m: m.drive.duration, model, duration)
+        sol = sc.closing_solve(m, y0, 0.2, rtol=1e-10, atol=1e-13, n_save=80, max_steps=100_000, adjoint=adjoint)
+        return scr.headline(m, sol)["peak_contact_force_N"]
+
+    value = jax.jit(peak)
+    central = [float((value(0.2 + h) - value(0.2 - h)) / (2 * h)) for h in (2e-4, 1e-4)]
+    return peak, float(value(0.2)), (4.0 * central[1] - central[0]) / 3.0
+
+
+@pytest.mark.parametrize("mode", ["forward", pytest.param("reverse", marks=pytest.mark.slow)])
+def test_gradient_of_peak_contact_force_wrt_drive_duration(duration_case, mode):
+    """d(peak rope-shaft force) / d(drive duration) through the solve (forward mode: jacfwd; reverse mode:
+    jax.grad, ~2x the compile time) vs finite differences."""
+    peak, value, fd = duration_case
+    if mode == "forward":
+        grad = float(jax.jit(jax.jacfwd(lambda d: peak(d, "forward")))(0.2))
+    else:
+        grad = float(jax.jit(jax.grad(peak))(0.2))
+    assert value > 10.0 and grad < 0.0  # a slower ring hits more softly
+    assert grad == pytest.approx(fd, rel=1e-5)
+
+
+@pytest.mark.parametrize("overrides,key", [
+    (["rope.length_m=-1"], "rope.length_m"),
+    (["shaft.mass_kg=0"], "shaft.mass_kg"),
+    (["drive.final_angle_deg=70"], "drive.final_angle_deg"),
+    (["rope.n_sections=10", "contact.points_per_section=1"], "rope.n_sections"),  # 30 mm gaps, 23 mm shaft
+    (["closing.open_end_distance_m=0.31"], "closing.open_end_distance_m"),
+    (["drive.kind=linear"], "drive.kind"),
+    (["drive.kind=tabulated", "drive.knot_times_s=[0.0, 2.0, 1.0]"], "drive.knot_times_s"),
+    (["contact.law=coulomb"], "contact.law"),
+    (["shaft.initial_position_m=[0.2, 0.0]"], "shaft.initial_position_m"),
+    (["shaft.initial_position_m=[0.0, -0.13]"], "shaft.initial_position_m"),  # overlaps rope 0
+])
+def test_bad_inputs_name_the_key(overrides, key, tmp_path, capsys):
+    """Exit status 2 and a message naming the offending key, without a traceback."""
+    assert main(["run", str(CONFIG), "--out", str(tmp_path), *[a for o in overrides for a in ("--set", o)]]) == 2
+    err = capsys.readouterr().err
+    assert key in err and "Traceback" not in err
+
+
+def test_cli_run_writes_summary_and_plots(tmp_path):
+    """A short closing (ring from 50 to 58 deg in 0.1 s onto an almost centred shaft) through the CLI."""
+    out = tmp_path / "run"
+    sets = ["rope.n_sections=16", "rope.axial_rigidity_N=5000", "drive.start_angle_deg=50", "drive.duration_s=0.1",
+            "closing.end_time_s=0.15", "shaft.initial_position_m=[0.0, 0.005]", "shaft.initial_velocity_m_s=[0, 0]",
+            "simulation.n_save=150"]
+    assert main(["run", str(CONFIG), "--out", str(out), *[a for s in sets for a in ("--set", s)]]) == 0
+    s = json.loads((out / "summary.json").read_text())
+    for name in ("timeseries.csv", "capture_zone.csv", "closing_path.png", "closing_forces.png", "capture_zone.png"):
+        assert (out / name).is_file()
+    assert s["peak_contact_force_N"] > 0.0 and s["peak_ring_torque_N_m"] > 0.0 and s["contact_episodes"] >= 1
+    assert 50.0 < s["closing_angle_deg"] < 58.0  # the drive reaches the closing angle at the closing time:
+    drive = RestToRest(np.deg2rad(50.0), np.deg2rad(58.0), 0.1)
+    assert np.rad2deg(float(drive.angle(s["closing_time_s"]))) == pytest.approx(s["closing_angle_deg"], abs=1e-9)
+    assert s["final_offset_m"] < 0.005 and s["momentum_relative_error"] < 1e-9
+    assert s["energy_balance_relative_error"] < 1e-4
