@@ -11,6 +11,7 @@ import jax.numpy as jnp
 from jaxtyping import Array, Float
 
 from .dynamics import BaseMotion, configuration_derivative, restricted_dynamics
+from .event_root import SafeguardedNewton
 from .robot import Robot
 
 
@@ -129,19 +130,19 @@ def hybrid_solve(
 
     ``vector_field(t, y, mode)`` gives ``dy/dt``; each of ``conditions`` maps ``(t, y, mode)`` to a scalar
     that stays positive while ``mode`` holds; the first to cross zero ends the segment (a Diffrax event,
-    located by a Newton root find on the dense output, so the event time is differentiable by the implicit
+    located on the dense output by a Newton root find safeguarded by the step's sign bracket,
+    :class:`~diffspace.event_root.SafeguardedNewton`, so the event time is differentiable by the implicit
     function theorem); ``transition(t, y, mode)`` returns the state and mode the next segment starts from.
     Segments are iterated by ``lax.scan`` over ``max_segments`` (a bounded, reverse-differentiable loop; a
     finished run turns the remaining segments into zero-length solves). Use inside ``jit``.
     """
-    import optimistix as optx
     from jax import lax
 
     grid = jnp.linspace(0.0, t_final, n_save)
     def first_condition(t, y, args, **kwargs):  # one event: cheaper to trace than one per condition
         return jnp.min(jnp.stack([jnp.asarray(c(t, y, args), dtype=float) for c in conditions]))
 
-    events = diffrax.Event(first_condition, root_finder=optx.Newton(rtol=1e-12, atol=1e-12), direction=False)
+    events = diffrax.Event(first_condition, root_finder=SafeguardedNewton(rtol=1e-12, atol=1e-12), direction=False)
     controller = diffrax.PIDController(rtol=rtol, atol=atol, dtmax=dtmax)
     term = diffrax.ODETerm(lambda t, y, mode: vector_field(t, y, mode))
     solver = solver or diffrax.Tsit5()

@@ -70,3 +70,31 @@ def test_gradient_wrt_link_mass_and_joint_rate(robot):
     ]
     for g, f in zip(grads, fd):
         assert abs(g - f) < 1e-6 * max(abs(f), 1e-3), (g, f)
+
+
+@pytest.mark.parametrize(
+    "g, root",
+    [
+        (lambda t: 0.4876 - t, 0.4876),  # smooth: Newton
+        (lambda t: jnp.minimum(0.5 - t, 2.0 * (0.6 - t)), 0.5),  # the first crossing of two conditions (a kink)
+        (lambda t: jnp.minimum(0.45 - t + 0.3 * (t - 0.45) ** 2, (t - 0.3) * (0.62 - t)), 0.45),  # kink at the root
+        (lambda t: 0.7 - t, 0.7),  # no sign change inside (Diffrax's "no event" call): the interval end
+    ],
+)
+def test_safeguarded_newton_finds_event_roots_through_kinks(g, root):
+    """The event root finder of ``hybrid_solve`` (min over conditions has kinks; plain Newton cycled there)."""
+    import optimistix as optx
+
+    from diffspace.event_root import SafeguardedNewton
+
+    sol = optx.root_find(lambda t, _: g(t), SafeguardedNewton(rtol=1e-12, atol=1e-12), jnp.asarray(0.7),
+                         options={"lower": jnp.asarray(0.4), "upper": jnp.asarray(0.7)}, throw=False)
+    assert sol.result == optx.RESULTS.successful
+    assert float(sol.value) == pytest.approx(root, abs=1e-12)
+    # the event time is differentiable by the implicit function theorem: d root / d shift of g = 1 / -g'(root)
+    shifted = lambda s: optx.root_find(lambda t, _: g(t) + s, SafeguardedNewton(rtol=1e-12, atol=1e-12),  # noqa: E731
+                                       jnp.asarray(0.7), options={"lower": jnp.asarray(0.4), "upper": jnp.asarray(0.7)},
+                                       throw=False).value
+    if root < 0.7:
+        slope = jax.grad(g)(jnp.asarray(root))
+        assert float(jax.grad(shifted)(0.0)) == pytest.approx(-1.0 / float(slope), rel=1e-9)
