@@ -14,15 +14,13 @@ target with its Table 4 inertia and lever arm). The 1-D impact sees the normal c
 ``v_n = v (d . (-n_0))`` only, so the two direction angles act through ``v_n``. Touch and release are
 Diffrax events of :func:`diffspace.contact.simulate_impact`, so ``jax.grad`` reaches the peak force,
 impulse and closing speed. The node is a discrete choice: every node's polynomial is precomputed (one
-vmapped set of static solves), and the node index is traced data in the compiled design functions.
+vmapped set of static solves), and the node index is traced data in the compiled design functions (:func:`snare.node_table`).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import jax
-import jax.numpy as jnp
 import numpy as np
 
 from ..config import ConfigError, read_toml, validate
@@ -48,19 +46,6 @@ def snare_config(spec: dict) -> tuple[dict, Path]:
     return cfg, path
 
 
-def node_table(model: sd.SnareModel, nodes) -> tuple:
-    """Virtual-spring polynomial and fitted depth range of each 1-based node, from the one initial shape:
-    ``(coefficients (K, degree), fit_limit (K,) [m], converged)``."""
-    x_eq, ok_shape = sd.initial_shape(model)
-
-    def one(node):
-        coef, _, limit, ok = sd.virtual_spring(model, x_eq, node - 1)
-        return coef, limit, ok
-
-    coef, limit, ok = jax.jit(jax.vmap(one))(jnp.asarray(nodes))
-    return coef, limit, bool(ok_shape) and bool(jnp.all(ok))
-
-
 def snare_problem(case, cfg: dict) -> tuple[Problem, dict]:
     """The capture design :class:`Problem` on the snare, and facts for the summary."""
     from .capture import _direction, _effective_masses
@@ -74,7 +59,7 @@ def snare_problem(case, cfg: dict) -> tuple[Problem, dict]:
     m_arm, m_target = (float(m) for m in _effective_masses(case))
     mass = m_arm * m_target / (m_arm + m_target)
     model = snare.build_model(scfg, mass)
-    coefs, limits, ok = node_table(model, nodes)
+    coefs, limits, ok = snare.node_table(model, nodes)
     if not ok:
         raise SolverFailure("optimize: the snare's static pressing solves did not converge at some node "
                             "(optimize.snare_config: rope/virtual_spring settings)")

@@ -127,14 +127,21 @@ def schema() -> Schema:
     })
 
 
+def ring_problems(end_distance: float, ring_radius: float, length: float, end_key: str, radius_key: str) -> list[str]:
+    """Rope-on-ring geometry: a slack rope (``d_se < length``) whose ends fit on the ring (``d_se <= 2 R``)."""
+    problems = []
+    if end_distance >= length:
+        problems.append(f"{end_key}: must be < rope.length_m = {length:g} (a slack rope)")
+    if end_distance > 2.0 * ring_radius:
+        problems.append(f"{end_key}: must be <= 2 * {radius_key} = {2 * ring_radius:g}")
+    return problems
+
+
 def check_config(cfg: dict) -> None:
     """Cross-key checks the field ranges cannot express; raises ConfigError naming the key."""
     s, r, i, a = cfg["snare"], cfg["rope"], cfg["strike"], cfg["arm"]
-    problems = []
-    if s["end_distance_m"] >= r["length_m"]:
-        problems.append(f"snare.end_distance_m: must be < rope.length_m = {r['length_m']:g} (a slack rope)")
-    if s["end_distance_m"] > 2.0 * s["ring_radius_m"]:
-        problems.append(f"snare.end_distance_m: must be <= 2 * snare.ring_radius_m = {2 * s['ring_radius_m']:g}")
+    problems = ring_problems(s["end_distance_m"], s["ring_radius_m"], r["length_m"], "snare.end_distance_m",
+                             "snare.ring_radius_m")
     if not 2 <= i["node"] <= r["n_sections"]:
         problems.append(f"strike.node: {i['node']} out of range 2..{r['n_sections']} (interior nodes, 1-based)")
     nodes = cfg["optimize"]["nodes"]
@@ -219,14 +226,17 @@ def run(cfg: dict, out: Path) -> dict:
     return summary
 
 
-def _node_coefficients(model: sd.SnareModel, nodes):
-    """Virtual-spring polynomial of each node (1-based), from one vmapped set of static solves."""
-    def one(node):
-        x, ok = sd.initial_shape(model)
-        coef, _, _, ok_fit = sd.virtual_spring(model, x, node - 1)
-        return coef, ok & ok_fit
+def node_table(model: sd.SnareModel, nodes) -> tuple:
+    """Virtual-spring polynomial and fitted depth range of each 1-based node, from the one initial shape and
+    one vmapped set of static solves: ``(coefficients (K, degree), fit_limit (K,) [m], converged)``."""
+    x_eq, ok_shape = sd.initial_shape(model)
 
-    return jax.jit(jax.vmap(one))(nodes)
+    def one(node):
+        coef, _, limit, ok = sd.virtual_spring(model, x_eq, node - 1)
+        return coef, limit, ok
+
+    coef, limit, ok = jax.jit(jax.vmap(one))(jnp.asarray(nodes))
+    return coef, limit, bool(ok_shape) and bool(jnp.all(ok))
 
 
 def optimize(cfg: dict, out: Path) -> dict:
@@ -246,8 +256,8 @@ def optimize(cfg: dict, out: Path) -> dict:
     model = build_model(cfg, mass["striking_mass_kg"])
     opt = cfg["optimize"]
     nodes = jnp.asarray(opt["nodes"])
-    coefs, ok = _node_coefficients(model, nodes)
-    if not bool(jnp.all(ok)):
+    coefs, _, ok = node_table(model, nodes)
+    if not ok:
         raise SolverFailure("optimize: static pressing solves did not converge at some node")
     lo, hi = opt["speed_bounds_m_s"]
     limit, rho = opt["force_limit_N"], opt["penalty"]
@@ -294,4 +304,5 @@ def fit(cfg: dict, data_path: Path, out: Path) -> dict:
     return fit_bending_stiffness(cfg, Path(data_path), out)
 
 
-__all__ = ["schema", "run", "optimize", "fit", "build_model", "striking_mass", "check_config", "snare_contact"]
+__all__ = ["schema", "run", "optimize", "fit", "build_model", "striking_mass", "check_config", "snare_contact", "node_table",
+           "ring_problems"]

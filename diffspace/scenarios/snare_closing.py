@@ -268,11 +268,8 @@ def max_ring_angle(cfg: dict) -> float:
 def check_config(cfg: dict) -> None:
     """Cross-key checks the field ranges cannot express; raises ConfigError naming the key."""
     c, r, d, s = cfg["closing"], cfg["rope"], cfg["drive"], cfg["shaft"]
-    problems = []
-    if c["open_end_distance_m"] >= r["length_m"]:
-        problems.append(f"closing.open_end_distance_m: must be < rope.length_m = {r['length_m']:g} (a slack rope)")
-    if c["open_end_distance_m"] > 2.0 * c["ring_radius_m"]:
-        problems.append(f"closing.open_end_distance_m: must be <= 2 * closing.ring_radius_m = {2 * c['ring_radius_m']:g}")
+    problems = snare.ring_problems(c["open_end_distance_m"], c["ring_radius_m"], r["length_m"],
+                                   "closing.open_end_distance_m", "closing.ring_radius_m")
     gap = r["length_m"] / (r["n_sections"] * cfg["contact"]["points_per_section"])
     if gap >= 2.0 * s["radius_m"] + r["diameter_m"]:
         problems.append(f"rope.n_sections: contact points {gap:g} m apart let the shaft (contact diameter "

@@ -42,7 +42,6 @@ from jaxtyping import Array, Float
 from ..contact import simulate_impact
 from ..contact.rope import Rope, Shaft, assemble, equilibrium, pressed_equilibrium, rope_accelerations
 from ..spatial import safe_norm
-from .snare_mass import arm_effective_mass  # noqa: F401  (moved; kept importable from here)
 
 APPROACHES = ("against_bow", "along_bow")
 
