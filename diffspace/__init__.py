@@ -34,7 +34,7 @@ from .dynamics import (  # noqa: E402
     mass_matrix_from_kinematics,
     momentum,
 )
-from .drive import Drive, RestToRest, Tabulated  # noqa: E402
+from .actuation.drive import Drive, RestToRest, Tabulated  # noqa: E402
 from .io import load_robot  # noqa: E402
 from .robot import LinkTree, Robot, build_robot  # noqa: E402
 

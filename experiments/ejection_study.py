@@ -10,7 +10,7 @@ import argparse
 import json
 from pathlib import Path
 
-from diffspace.cli import DEFAULT_CONFIG, load_scenario
+from diffspace.app.cli import DEFAULT_CONFIG, load_scenario
 from diffspace.scenarios.ejection_study import run_default
 
 OUT = Path(__file__).resolve().parent / "results" / "ejection_study"

@@ -21,8 +21,8 @@ import jax.numpy as jnp
 import numpy as np
 
 import diffspace  # noqa: F401
-from diffspace.cli import load_scenario
-from diffspace.identify import least_squares
+from diffspace.app.cli import load_scenario
+from diffspace.design.least_squares import least_squares
 from diffspace.scenarios import impact
 
 HERE = Path(__file__).resolve().parent

@@ -12,7 +12,7 @@ from pathlib import Path
 import jax
 import numpy as np
 
-from diffspace.cli import load_scenario
+from diffspace.app.cli import load_scenario
 from diffspace.scenarios.ejection_study import case_from_config, evaluate
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -40,8 +40,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from diffspace.cli import load_scenario
-from diffspace.output import plot_panels
+from diffspace.app.cli import load_scenario
+from diffspace.io.results import plot_panels
 from diffspace.scenarios import snare
 from diffspace.scenarios import snare_design as sd
 from diffspace.scenarios.snare_results import fit_bending_stiffness, stiffness_profile

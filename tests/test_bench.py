@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from diffspace.bench import BenchConfig, run_bench
+from diffspace.app.bench import BenchConfig, run_bench
 
 
 def _positive_finite(res: dict, keys):
@@ -59,7 +59,7 @@ def test_bench_ejection_writes_json(tmp_path):
 
 def test_scenario_compile_probe_reports_compile_and_run_times(monkeypatch):
     """The per-scenario compile report (SPEC 6) on the cheapest scenario; the full bench runs them all."""
-    from diffspace import bench_scenarios
+    from diffspace.app.bench import scenarios as bench_scenarios
 
     monkeypatch.setattr(bench_scenarios, "PROBES", {"impact": bench_scenarios.PROBES["impact"]})
     rows = bench_scenarios.scenario_compile_times(gradients=False)

@@ -14,11 +14,12 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from diffspace.cli import main
-from diffspace.config import ConfigError, validate
+from diffspace.app.cli import main
+from diffspace.io.config import validate
+from diffspace.status import ConfigError
 from diffspace.contact import ContactLaw, simulate_impact
 from diffspace.scenarios import capture
-from diffspace.simulate import SolverFailure
+from diffspace.status import SolverFailure
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = ROOT / "configs"

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from diffspace.cli import main
+from diffspace.app.cli import main
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 

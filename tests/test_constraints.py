@@ -7,7 +7,7 @@ from random_robots import write_random_robot
 
 import diffspace as ds
 from diffspace.dynamics import BaseMotion, restricted_dynamics
-from diffspace.simulate import simulate
+from diffspace.integrate import simulate
 
 
 @pytest.mark.parametrize("seed,branched", [(0, False), (1, True), (2, True)])

@@ -5,7 +5,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from diffspace.drive import RestToRest, Tabulated
+from diffspace.actuation.drive import RestToRest, Tabulated
 
 QUINTIC = RestToRest(0.2, 1.2, 2.0, start_time=0.5)
 TABLE = Tabulated([0.0, 0.4, 1.0, 1.5, 2.5], [0.0, 0.3, 0.35, 1.0, 1.1])

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import diffspace as ds
-from diffspace.cli import load_scenario
+from diffspace.app.cli import load_scenario
 from diffspace.dynamics import restricted_dynamics
 from diffspace.scenarios.ejection import equivalent_mass
 from diffspace.scenarios.ejection_study import case_from_config, evaluate, evaluate_jit, model_of

@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from diffspace.cli import main
+from diffspace.app.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 TRUE_VISCOUS, TRUE_COULOMB = 5.4, 2.0  # experiments/make_ejection_data.py

@@ -76,7 +76,7 @@ import pytest
 
 import diffspace as ds
 from diffspace.dynamics import BaseMotion, restricted_dynamics
-from diffspace.friction import JointFriction
+from diffspace.actuation.friction import JointFriction
 from diffspace.scenarios.ejection import FLIGHT, RAIL, EjectionModel, simulate_ejection
 from diffspace.spatial import quat_to_rotation
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import diffspace as ds
-from diffspace.friction import JointFriction
+from diffspace.actuation.friction import JointFriction
 from diffspace.scenarios.ejection import EjectionModel, simulate_ejection
 from diffspace.scenarios.ejection_paper import paper_ejection
 

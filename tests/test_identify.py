@@ -6,8 +6,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from diffspace.config import ConfigError
-from diffspace.identify import dump_toml, least_squares, read_csv_columns
+from diffspace.status import ConfigError
+from diffspace.design.least_squares import least_squares
+from diffspace.io.tables import dump_toml, read_csv_columns
 
 
 def test_linear_least_squares_matches_normal_equations():

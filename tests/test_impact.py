@@ -11,9 +11,10 @@ import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
 
-from diffspace.cli import load_scenario, main
+from diffspace.app.cli import load_scenario, main
 from diffspace.contact import ContactLaw, simulate_impact
-from diffspace.identify import dump_toml, least_squares
+from diffspace.design.least_squares import least_squares
+from diffspace.io.tables import dump_toml
 from diffspace.scenarios import impact
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -139,7 +140,7 @@ def test_contact_event_with_gap_and_coulomb_friction():
 def test_friction_coefficient_from_deceleration_tests():
     """Paper Section 4.1.2 / Table 2: mean deceleration 0.0905 m/s^2 -> mu = 0.00905 with the paper's g = 10
     and f = mu (m1 + m2) g = 5.4526 N (independent of g: f = mean(a) (m1 + m2))."""
-    from diffspace.identify import read_csv_columns
+    from diffspace.io.tables import read_csv_columns
 
     a = read_csv_columns(ROOT / "experiments" / "data" / "airtable_friction_decel.csv", ["deceleration_m_s2"])
     out = impact.friction_from_decelerations(a["deceleration_m_s2"], gravity=10.0)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from diffspace.contact import ContactLaw
-from diffspace.contact.rope import (
+from diffspace.bodies.rope import (
     Rope,
     Shaft,
     assemble,

@@ -8,7 +8,7 @@ import pytest
 from random_robots import write_random_robot
 
 import diffspace as ds
-from diffspace.simulate import simulate
+from diffspace.integrate import simulate
 
 RTOL, ATOL = 1e-12, 1e-13  # momentum is checked to 1e-9 relative: integrate well below that
 
@@ -85,7 +85,7 @@ def test_safeguarded_newton_finds_event_roots_through_kinks(g, root):
     """The event root finder of ``hybrid_solve`` (min over conditions has kinks; plain Newton cycled there)."""
     import optimistix as optx
 
-    from diffspace.event_root import SafeguardedNewton
+    from diffspace.integrate.event_root import SafeguardedNewton
 
     sol = optx.root_find(lambda t, _: g(t), SafeguardedNewton(rtol=1e-12, atol=1e-12), jnp.asarray(0.7),
                          options={"lower": jnp.asarray(0.4), "upper": jnp.asarray(0.7)}, throw=False)

@@ -9,8 +9,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from diffspace.cli import load_scenario, main
-from diffspace.contact.rope import bend_vectors, static_residual
+from diffspace.app.cli import load_scenario, main
+from diffspace.bodies.rope import bend_vectors, static_residual
 from diffspace.scenarios import snare
 from diffspace.scenarios import snare_design as sd
 from diffspace.scenarios.snare_results import stiffness_profile

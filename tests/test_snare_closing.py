@@ -14,8 +14,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from diffspace.cli import load_scenario, main
-from diffspace.drive import RestToRest
+from diffspace.app.cli import load_scenario, main
+from diffspace.actuation.drive import RestToRest
 from diffspace.scenarios import snare_closing as sc
 from diffspace.scenarios import snare_closing_results as scr
 

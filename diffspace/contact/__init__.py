@@ -28,8 +28,3 @@ __all__ = [
     "safe_power",
     "simulate_impact",
 ]
-
-# flexible wire rope (lumped masses, tension/compression + bending springs) and its grapple-shaft contact
-from .rope import Rope, Shaft, bend_vectors, equilibrium, node_masses, pressed_equilibrium  # noqa: E402
-
-__all__ += ["Rope", "Shaft", "bend_vectors", "equilibrium", "node_masses", "pressed_equilibrium"]

@@ -41,12 +41,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..config import ConfigError, Field, Schema
+from ..io.config import Field, Schema
+from ..status import ConfigError
 from ..contact import LAWS, ContactLaw, hertz_stiffness
 from ..dynamics import BaseMotion, center_of_mass, frame_pose
-from ..output import print_summary, write_summary
+from ..io.results import print_summary, write_summary
 from ..robot import validate_mass_properties
-from ..simulate import SolverFailure
+from ..status import SolverFailure
 from ..spatial import quat_to_rotation, rotation_to_quat
 from .capture_design import DESIGN_SECTIONS, optimize  # noqa: F401  (CLI entry point)
 from .capture_model import (

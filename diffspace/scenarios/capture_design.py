@@ -30,8 +30,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..config import Field
-from ..output import plot_panels, print_summary, write_summary, write_timeseries
+from ..io.config import Field
+from ..io.results import plot_panels, print_summary, write_summary, write_timeseries
 
 DESIGN_SECTIONS = {
     "optimize": {
@@ -114,7 +114,7 @@ def optimize_approach(problem: Problem, spec: dict, out: Path, progress: bool = 
     import optax
     from tqdm import tqdm
 
-    from ..sweep import run_chunked
+    from ..design.sweep import run_chunked
 
     n_choices = len(problem.choices)
     rng = np.random.default_rng(spec["seed"])
@@ -171,7 +171,7 @@ def optimize_approach(problem: Problem, spec: dict, out: Path, progress: bool = 
                 best_p[s], best_value[s] = polished
     k = int(np.argmax(best_value))
     if not np.isfinite(best_value[k]):
-        from ..simulate import SolverFailure
+        from ..status import SolverFailure
 
         raise SolverFailure(
             f"optimize: no feasible approach found ({int(feasible.sum())} of {len(samples)} sweep points feasible): "

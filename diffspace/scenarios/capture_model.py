@@ -60,7 +60,7 @@ from ..dynamics import (
     momentum,
 )
 from ..robot import Robot, joint_transforms
-from ..simulate import HybridSolution, hybrid_solve
+from ..integrate import HybridSolution, hybrid_solve
 from ..spatial import safe_norm
 
 APPROACH, LOADING, UNLOADING, SEPARATED = 0.0, 1.0, 2.0, 3.0

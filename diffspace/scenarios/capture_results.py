@@ -10,7 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..dynamics import frame_jacobian, inverse_dynamics, momentum
-from ..output import plot_panels, write_timeseries
+from ..io.results import plot_panels, write_timeseries
 from ..spatial import quat_to_rotation
 from .capture_model import CaptureResult, ContactMode
 

@@ -23,9 +23,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ..config import ConfigError, read_toml, validate
-from ..output import print_summary, write_summary
-from ..simulate import SolverFailure
+from ..io.config import read_toml, validate
+from ..status import ConfigError
+from ..io.results import print_summary, write_summary
+from ..status import SolverFailure
 from . import snare
 from . import snare_design as sd
 from .capture_design import Problem, optimize_approach
@@ -34,7 +35,7 @@ from .capture_design import Problem, optimize_approach
 def snare_config(spec: dict) -> tuple[dict, Path]:
     """The validated snare config named by ``optimize.snare_config`` (the default lives in ``configs/``) and
     its path."""
-    from ..cli import CONFIG_DIR
+    from ..io.packaged import DATA_DIR as CONFIG_DIR
 
     path = spec["snare_config"]
     path = path if isinstance(path, Path) else CONFIG_DIR / path

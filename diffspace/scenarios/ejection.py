@@ -29,9 +29,9 @@ import jax.numpy as jnp
 from jaxtyping import Array, Float
 
 from ..dynamics import BaseMotion, configuration_derivative, momentum, restricted_dynamics
-from ..friction import JointFriction
+from ..actuation.friction import JointFriction
 from ..robot import Robot
-from ..simulate import HybridSolution, hybrid_solve
+from ..integrate import HybridSolution, hybrid_solve
 from ..spatial import quat_to_rotation
 
 RAIL, FLIGHT = 0.0, 1.0

@@ -21,9 +21,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..config import ConfigError, Field
+from ..io.config import Field
+from ..status import ConfigError
 from ..spatial import safe_norm
-from ..output import plot_panels, print_summary, write_summary, write_timeseries
+from ..io.results import plot_panels, print_summary, write_summary, write_timeseries
 
 DESIGN_SECTIONS = {
     "optimize": {
@@ -96,7 +97,7 @@ def optimize(cfg: dict, out: Path) -> dict:
     import optax
     from tqdm import tqdm
 
-    from ..sweep import run_chunked
+    from ..design.sweep import run_chunked
 
     study = _study()
     case = study.case_from_config(cfg)
@@ -207,7 +208,8 @@ def read_ejection_data(path: Path, robot, free: list[int]) -> tuple[np.ndarray, 
 
 
 def fit(cfg: dict, data_path: Path, out: Path) -> dict:
-    from ..identify import dump_toml, least_squares
+    from ..design.least_squares import least_squares
+    from ..io.tables import dump_toml
 
     study = _study()
     case = study.case_from_config(cfg)
@@ -292,7 +294,7 @@ def _best_grid_point(residuals, initial: dict, case) -> dict:
 
 
 def sweep(cfg: dict, out: Path) -> dict:
-    from ..sweep import run_chunked
+    from ..design.sweep import run_chunked
 
     study = _study()
     case = study.case_from_config(cfg)

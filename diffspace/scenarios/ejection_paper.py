@@ -80,7 +80,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..dynamics import center_of_mass, mass_matrix, mass_matrix_and_bias, masked_solve, momentum
-from ..friction import JointFriction
+from ..actuation.friction import JointFriction
 from ..spatial import so3_exp
 from .ejection import FLIGHT, RAIL, EjectionModel
 

@@ -20,10 +20,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..config import ConfigError, Field, Schema
-from ..friction import MODELS, JointFriction
-from ..output import plot_panels, print_summary, write_summary, write_timeseries
-from ..simulate import SolverFailure
+from ..io.config import Field, Schema
+from ..status import ConfigError
+from ..actuation.friction import MODELS, JointFriction
+from ..io.results import plot_panels, print_summary, write_summary, write_timeseries
+from ..status import SolverFailure
 from .common import ROBOT_FIELDS, SIMULATION_FIELDS, joint_angles_from_config, robot_from_config
 from .ejection import EjectionModel, simulate_ejection
 from .ejection_design import DESIGN_SECTIONS, fit, optimize, sweep  # noqa: F401  (CLI entry points)

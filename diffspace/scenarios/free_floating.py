@@ -13,10 +13,11 @@ import jax.numpy as jnp
 import numpy as np
 
 from .. import dynamics
-from ..config import ConfigError, Field, Schema
+from ..io.config import Field, Schema
+from ..status import ConfigError
 from ..dynamics import BaseMotion
-from ..output import plot_panels, print_summary, write_summary, write_timeseries
-from ..simulate import simulate
+from ..io.results import plot_panels, print_summary, write_summary, write_timeseries
+from ..integrate import simulate
 from .common import ROBOT_FIELDS, SIMULATION_FIELDS, joint_angles_from_config, robot_from_config
 
 

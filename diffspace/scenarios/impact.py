@@ -26,11 +26,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..config import ConfigError, Field, Schema
+from ..io.config import Field, Schema
+from ..status import ConfigError
 from ..contact import FRICTION_MODELS, LAWS, ContactLaw, hertz_stiffness, simulate_impact
-from ..identify import dump_toml, least_squares, read_csv_columns
-from ..output import plot_panels, print_summary, write_summary, write_timeseries
-from ..simulate import SolverFailure
+from ..design.least_squares import least_squares
+from ..io.tables import dump_toml, read_csv_columns
+from ..io.results import plot_panels, print_summary, write_summary, write_timeseries
+from ..status import SolverFailure
 
 DATA_COLUMNS = ["v_in_mm_s", "v_out_measured_mm_s", "F_peak_measured_N"]
 FIT_PARAMETERS = {  # name -> (config section, key, transform)

@@ -37,11 +37,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..config import ConfigError, Field, Schema
+from ..io.config import Field, Schema
+from ..status import ConfigError
 from ..contact import LAWS, ContactLaw
-from ..contact.rope import END_CONDITIONS, Rope, Shaft
-from ..output import print_summary, write_summary, write_timeseries
-from ..simulate import SolverFailure
+from ..bodies.rope import END_CONDITIONS, Rope, Shaft
+from ..io.results import print_summary, write_summary, write_timeseries
+from ..status import SolverFailure
 from . import snare_design as sd
 from .snare_design import snare_contact
 from .snare_mass import arm_effective_mass

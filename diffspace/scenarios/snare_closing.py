@@ -55,12 +55,13 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float
 
-from ..config import ConfigError, Field, Schema, validate
+from ..io.config import Field, Schema, validate
+from ..status import ConfigError
 from ..contact.forces import safe_power
-from ..contact.rope import Rope, Shaft, assemble, equilibrium
-from ..drive import Drive, RestToRest, Tabulated
-from ..output import print_summary, write_summary, write_timeseries
-from ..simulate import SolverFailure
+from ..bodies.rope import Rope, Shaft, assemble, equilibrium
+from ..actuation.drive import Drive, RestToRest, Tabulated
+from ..io.results import print_summary, write_summary, write_timeseries
+from ..status import SolverFailure
 from ..spatial import safe_norm
 from . import snare
 from .snare_design import Snare, arc_guess

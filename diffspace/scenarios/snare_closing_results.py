@@ -11,8 +11,8 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float
 
-from ..contact.rope import assemble, equilibrium
-from ..output import plot_panels
+from ..bodies.rope import assemble, equilibrium
+from ..io.results import plot_panels
 from .snare_closing import SnareClosing, sample
 from .snare_design import parabolic_peak
 

@@ -40,7 +40,7 @@ import jax.numpy as jnp
 from jaxtyping import Array, Float
 
 from ..contact import simulate_impact
-from ..contact.rope import Rope, Shaft, assemble, equilibrium, pressed_equilibrium, rope_accelerations
+from ..bodies.rope import Rope, Shaft, assemble, equilibrium, pressed_equilibrium, rope_accelerations
 from ..spatial import safe_norm
 
 APPROACHES = ("against_bow", "along_bow")

@@ -12,10 +12,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..config import ConfigError
-from ..contact.rope import assemble, bend_vectors, static_residual
-from ..output import plot_panels, write_summary, write_timeseries
-from ..simulate import SolverFailure
+from ..status import ConfigError
+from ..bodies.rope import assemble, bend_vectors, static_residual
+from ..io.results import plot_panels, write_summary, write_timeseries
+from ..status import SolverFailure
 from . import snare_design as sd
 
 PAPER_EQ46 = {"a_N_m2": -4.13e4, "b_N_m": 2089.0, "c_N": -8.79e-4}  # signs: see experiments/snare_comparison.py
@@ -211,7 +211,8 @@ def optimize_report(cfg, model, mass, nodes, speeds, final, history, out, settin
 
 def fit_bending_stiffness(cfg: dict, data_path: Path, out: Path) -> dict:
     """Least-squares k_tor from measured peak forces (relative residuals, forward-mode Jacobian)."""
-    from ..identify import dump_toml, least_squares, read_csv_columns
+    from ..design.least_squares import least_squares
+    from ..io.tables import dump_toml, read_csv_columns
     from .snare import build_model, striking_mass
 
     cols = read_csv_columns(data_path, ["node", "speed_m_s", "peak_force_N"])

@@ -1,101 +1,28 @@
-"""Diffrax driver for the floating-base system: state ``(q, v)``, any Diffrax solver, dense time series."""
+"""Hybrid systems: continuous dynamics per discrete mode, mode changes at events located by root finds."""
 
 from __future__ import annotations
 
 from typing import Callable
 
 import diffrax
-import jax
 import equinox as eqx
+import jax
 import jax.numpy as jnp
-from jaxtyping import Array, Float
+from jax import lax
+from jaxtyping import Array
 
-from .dynamics import BaseMotion, configuration_derivative, restricted_dynamics
+from ..status import Status
 from .event_root import SafeguardedNewton
-from .robot import Robot
 
 
-class Trajectory(eqx.Module):
-    """Saved states: ``ts (T,)``, ``q (T, nq)``, ``v (T, nv)`` and the solver's step count."""
-
-    ts: Float[Array, " T"]
-    q: Float[Array, "T nq"]
-    v: Float[Array, "T nv"]
-    num_steps: Array
-
-
-class SolverFailure(RuntimeError):
-    """Raised (outside jit) when an integration did not finish; the message says where."""
-
-
-def simulate(
-    robot: Robot,
-    q0: Float[Array, " nq"],
-    v0: Float[Array, " nv"],
-    t_final: float,
-    torque: Callable | None = None,
-    base_motion: BaseMotion | None = None,
-    solver: diffrax.AbstractSolver | None = None,
-    rtol: float = 1e-8,
-    atol: float = 1e-10,
-    n_save: int = 201,
-    max_steps: int = 100_000,
-    progress: bool = False,
-) -> Trajectory:
-    """Integrate ``H(q) dv/dt + b(q, v) = [0; tau(t, q, v)]`` with ``dq/dt`` from the free-flyer kinematics.
-
-    ``torque(t, q, v)`` returns the ``n`` joint torques (default zero). ``base_motion`` restricts the base
-    (default free). The default solver is Tsit5 with a PID step-size controller; the quaternion norm is
-    held by the stabilising term of :func:`~diffspace.dynamics.configuration_derivative`. Reverse-mode
-    gradients go through ``RecursiveCheckpointAdjoint``. Raises :class:`SolverFailure` for unfinished runs
-    when called outside ``jit``.
-    """
-    base_motion = BaseMotion.free() if base_motion is None else base_motion
-    n = robot.n_joints
-
-    def vector_field(t, state, args):
-        q, v = state
-        tau_joints = jnp.zeros(n) if torque is None else torque(t, q, v)
-        tau = jnp.concatenate([jnp.zeros(6), tau_joints])
-        accel, _ = restricted_dynamics(robot, q, v, tau, base_motion)
-        return configuration_derivative(q, v), accel
-
-    ts = jnp.linspace(0.0, t_final, n_save)
-    sol = diffrax.diffeqsolve(
-        diffrax.ODETerm(vector_field),
-        solver or diffrax.Tsit5(),
-        t0=0.0,
-        t1=t_final,
-        dt0=None,
-        y0=(jnp.asarray(q0, dtype=float), base_motion.project(jnp.asarray(v0, dtype=float))),
-        saveat=diffrax.SaveAt(ts=ts),
-        stepsize_controller=diffrax.PIDController(rtol=rtol, atol=atol),
-        max_steps=max_steps,
-        throw=False,
-        progress_meter=diffrax.TqdmProgressMeter() if progress else diffrax.NoProgressMeter(),
-    )
-    check_result(sol.result, "free-floating motion")
-    return Trajectory(sol.ts, sol.ys[0], sol.ys[1], sol.stats["num_steps"])
-
-
-def check_result(result, phase: str) -> None:
-    """Raise :class:`SolverFailure` naming ``phase`` if a Diffrax result is not successful (no-op under jit)."""
-    try:
-        ok = bool(result == diffrax.RESULTS.successful)
-    except Exception:  # traced: the caller checks after jit
-        return
-    if not ok:
-        raise SolverFailure(f"integration failed in phase '{phase}': {diffrax.RESULTS[result]}")
-
-
-# ----------------------------------------------------------------------------- hybrid systems
 class HybridSolution(eqx.Module):
     """Result of :func:`hybrid_solve`.
 
     ``ts``/``ys``: the state on the fixed output grid (stitched across segments); ``segment_*``: one entry
     per segment (``segment_end`` time, state at the end before the transition, mode before and after,
-    ``segment_event`` true where the segment ended with an event); ``status``: 0 ok, 1 solver failure,
-    2 segment budget exhausted; ``failed_mode``: the mode during a failure.
+    ``segment_event`` true where the segment ended with an event); ``status``: a
+    :class:`~diffspace.status.Status` code (``OK``, ``SOLVER_FAILURE``, or ``EVENT_BUDGET`` when the run
+    needed more than ``max_segments`` segments).
     """
 
     ts: Array
@@ -136,8 +63,6 @@ def hybrid_solve(
     Segments are iterated by ``lax.scan`` over ``max_segments`` (a bounded, reverse-differentiable loop; a
     finished run turns the remaining segments into zero-length solves). Use inside ``jit``.
     """
-    from jax import lax
-
     grid = jnp.linspace(0.0, t_final, n_save)
     def first_condition(t, y, args, **kwargs):  # one event: cheaper to trace than one per condition
         return jnp.min(jnp.stack([jnp.asarray(c(t, y, args), dtype=float) for c in conditions]))
@@ -168,7 +93,7 @@ def hybrid_solve(
         y_next, mode_next = transition(t_end, y_end, mode)
         keep = lambda a, b: jax.tree_util.tree_map(lambda u, w: jnp.where(event, u, w), a, b)  # noqa: E731
         y_next, mode_next = keep(y_next, y_end), keep(mode_next, mode)
-        status = jnp.where(failed, 1, status)
+        status = jnp.where(failed, Status.SOLVER_FAILURE.value, status)
         log = (t_end, y_end, mode, mode_next, event)
         new_done = done | ~event
         steps = steps + jnp.where(done, 0, sol.stats["num_steps"])
@@ -176,6 +101,6 @@ def hybrid_solve(
 
     init = (jnp.asarray(0.0), y0, mode0, jnp.asarray(False), jnp.asarray(0), ys_init, jnp.asarray(0))
     (t, y, mode, done, status, ys, steps), logs = lax.scan(segment, init, None, length=max_segments)
-    status = jnp.where((status == 0) & ~done, 2, status)
+    status = jnp.where((status == Status.OK.value) & ~done, Status.EVENT_BUDGET.value, status)
     t_end, y_end, mode_before, mode_after, event = logs
     return HybridSolution(grid, ys, y, mode, t_end, y_end, mode_before, mode_after, event, status, steps)

@@ -12,11 +12,13 @@ import time
 from pathlib import Path
 from typing import Callable
 
-CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
+from ...io.packaged import DATA_DIR
+
+CONFIG_DIR = DATA_DIR
 
 
 def _config(module, name: str) -> dict:
-    from .config import read_toml, validate
+    from ...io.config import read_toml, validate
 
     path = CONFIG_DIR / name
     return validate(read_toml(path), module.schema(), path.parent)
@@ -25,7 +27,7 @@ def _config(module, name: str) -> dict:
 def _ejection():
     import jax
 
-    from .scenarios import ejection_study as es
+    from ...scenarios import ejection_study as es
 
     case = es.case_from_config(_config(es, "ejection_plane.toml"))
     forward = lambda angles: es.evaluate(case, angles)[0].separation_velocity  # noqa: E731
@@ -37,7 +39,7 @@ def _impact():
     import jax
     import jax.numpy as jnp
 
-    from .scenarios import impact
+    from ...scenarios import impact
 
     cfg = _config(impact, "impact_airtable.toml")
     law, f = impact.build_law(cfg), impact.friction_force(cfg)
@@ -50,7 +52,7 @@ def _impact():
 def _capture():
     import jax
 
-    from .scenarios import capture
+    from ...scenarios import capture
 
     case = capture.case_from_config(_config(capture, "capture.toml"))
     forward = lambda p: capture.evaluate(case, p)[0].peak_force  # noqa: E731
@@ -61,8 +63,8 @@ def _snare():
     import jax
     import jax.numpy as jnp
 
-    from .scenarios import snare
-    from .scenarios import snare_design as sd
+    from ...scenarios import snare
+    from ...scenarios import snare_design as sd
 
     cfg = _config(snare, "snare_capture.toml")
     model = snare.build_model(cfg, snare.striking_mass(cfg)["striking_mass_kg"])
@@ -77,7 +79,7 @@ def _snare():
 def _closing():
     import jax.numpy as jnp
 
-    from .scenarios import snare_closing as sc
+    from ...scenarios import snare_closing as sc
 
     cfg = _config(sc, "snare_closing.toml")
     model = sc.build_model(cfg)

@@ -12,7 +12,9 @@ import importlib
 import sys
 from pathlib import Path
 
-from .config import ConfigError, apply_overrides, read_toml, validate
+from ..io.packaged import DATA_DIR
+from ..io.config import apply_overrides, read_toml, validate
+from ..status import ConfigError
 
 SCENARIOS = {
     "motion": "diffspace.scenarios.free_floating",
@@ -22,7 +24,7 @@ SCENARIOS = {
     "capture": "diffspace.scenarios.capture",
     "closing": "diffspace.scenarios.snare_closing",
 }
-CONFIG_DIR = Path(__file__).resolve().parent.parent / "configs"
+CONFIG_DIR = DATA_DIR
 DEFAULT_CONFIG = CONFIG_DIR / "ejection_plane.toml"
 
 
@@ -92,7 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    from .simulate import SolverFailure
+    from ..status import SolverFailure
 
     try:
         return _dispatch(args)

@@ -13,9 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-
-class ConfigError(ValueError):
-    """A user error in a config or input file; the CLI prints it without a traceback."""
+from ..status import ConfigError
 
 
 @dataclass(frozen=True)

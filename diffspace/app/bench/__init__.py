@@ -45,7 +45,9 @@ from typing import Callable
 
 import numpy as np
 
-ROBOTS = Path(__file__).resolve().parent.parent / "configs" / "robots"
+from ...io.packaged import ROBOTS_DIR
+
+ROBOTS = ROBOTS_DIR
 FD_ROBOT = ROBOTS / "generic_arm7.urdf"
 EJECTION_ROBOT = ROBOTS / "esd_arm7.toml"
 
@@ -174,7 +176,7 @@ def bench_dynamics(cfg: BenchConfig, progress: _Progress) -> dict:
     import jax
     import jax.numpy as jnp
 
-    from . import forward_dynamics, load_robot, mass_matrix
+    from ... import forward_dynamics, load_robot, mass_matrix
 
     robot = load_robot(FD_ROBOT)
     rng = np.random.default_rng(cfg.seed)
@@ -208,7 +210,7 @@ def bench_dynamics(cfg: BenchConfig, progress: _Progress) -> dict:
         res["pinocchio"] = "not installed"
         progress.done()
         return res
-    from .io.pinocchio import PinocchioModel
+    from ...io.pinocchio import PinocchioModel
 
     ref = PinocchioModel(FD_ROBOT, robot)
     pin, model, data = ref.pin, ref.model, ref.data
@@ -247,9 +249,9 @@ def _ejection_cases(cfg: BenchConfig):
     """The locked plane-mode robot, the hybrid model and a batch of (joint angles, stiffness) cases."""
     import jax.numpy as jnp
 
-    from .friction import JointFriction
-    from .io import load_robot
-    from .scenarios.ejection import EjectionModel
+    from ...actuation.friction import JointFriction
+    from ...io import load_robot
+    from ...scenarios.ejection import EjectionModel
 
     full = load_robot(EJECTION_ROBOT)
     names = [name for name, _ in full.attitudes]
@@ -282,7 +284,7 @@ def ejection_separation_fn(model, horizon: float, max_segments: int):
     import equinox as eqx
     import jax.numpy as jnp
 
-    from .scenarios.ejection import FLIGHT, RAIL, simulate_ejection
+    from ...scenarios.ejection import FLIGHT, RAIL, simulate_ejection
 
     n = model.robot.n_joints
 
@@ -393,7 +395,7 @@ def _bench_mujoco_ejection(cfg, robot, angles, stiffness, horizon, v_ref, th_ref
     """
     import mujoco
 
-    from .io.mjcf import ejection_mujoco_model, mujoco_separation
+    from ...io.mjcf import ejection_mujoco_model, mujoco_separation
 
     friction = cfg.ejection_friction == "hybrid"
 
@@ -514,7 +516,7 @@ def _summary_lines(res: dict) -> list[str]:
             f"  forward dynamics per sample / Pinocchio aba: {res['forward_dynamics_per_sample_vs_pinocchio_aba']:.3g}"
         )
     if "scenario_compile" in res:
-        from .bench_scenarios import summary_lines
+        from .scenarios import summary_lines
 
         lines += summary_lines(res["scenario_compile"])
     return lines
@@ -538,7 +540,7 @@ def run_bench(quick: bool = False, out: Path | str = Path("runs/bench"), config:
         "x64": bool(jax.config.jax_enable_x64),
         "config": {k: v for k, v in asdict(cfg).items() if k != "extra"},
     }
-    from .bench_scenarios import PROBES, scenario_compile_times
+    from .scenarios import PROBES, scenario_compile_times
 
     stages = 3 + (4 + int(cfg.gradient) if cfg.ejection else 0) + (len(PROBES) if cfg.scenarios else 0)
     bar = _Progress(stages, enabled=progress)

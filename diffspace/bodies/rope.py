@@ -60,7 +60,7 @@ import optimistix as optx
 from jaxtyping import Array, ArrayLike, Float
 
 from ..spatial import safe_norm
-from .forces import ContactLaw
+from ..contact.forces import ContactLaw
 
 END_CONDITIONS = ("pinned", "clamped")
 

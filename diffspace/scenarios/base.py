@@ -1,0 +1,160 @@
+r"""The scenario protocol: what every scenario implements, and all that ``run``/``sweep``/``optimize``/``fit``
+(:mod:`diffspace.design`) and the command line need from it.
+
+A scenario is a final ``equinox.Module`` subclassing :class:`AbstractScenario` (Equinox's abstract/final
+pattern). Its fields are the model (static topology as static fields, physical parameters as arrays) and
+``params``, the scenario's own :class:`AbstractParams` Module built from the config. Host-side methods
+(``schema``, ``from_config``, ``summary``, ``write``, ``design_space``, ``read_data``) run in Python; the
+pure ones (``simulate``, ``metrics``, ``with_design``) are JAX functions usable under ``jit``, ``vmap`` and
+``grad``::
+
+    scenario = Ejection.from_config(cfg)          # cfg validated against Ejection.schema()
+    outcome = jax.jit(Ejection.simulate)(scenario, scenario.params)
+    summary = scenario.summary(outcome)           # dict, SI, unit-suffixed keys
+    scenario.write(outcome, out)                  # time series + plots (summary.json: the design layer)
+
+Design variables are named by their **config key** (``"friction.viscous_N_m_s_rad"``,
+``"ejection.attitude[2]"``) in **config units**: ``design_space()`` lists the ones a scenario exposes with
+bounds and units, ``with_design(params, {key: value})`` writes values into a params Module (converting
+units), and ``metrics(params)`` returns the scalars a design loop works on. The same keys serve sweep axes
+(traced, so sweeps can return gradients), optimisation variables and fitted parameters, and ``fit`` writes
+the identified values back under those keys (a runnable ``fitted.toml``).
+
+Status: every outcome has ``status`` (:class:`diffspace.status.Status`) and ``metrics`` returns it under the
+key ``"status"``. A metric that is undefined for a valid run (the stable velocity of an arm that never
+stopped slipping) is NaN; a consumer uses a metric only where the status is not a failure and the value is
+finite, and counts the runs it excluded.
+"""
+
+from __future__ import annotations
+
+import abc
+import dataclasses
+from pathlib import Path
+from typing import ClassVar
+
+import equinox as eqx
+import numpy as np
+from jaxtyping import Array, Int
+
+from ..io.config import Schema
+from ..status import ConfigError, describe
+
+
+class AbstractParams(eqx.Module):
+    """Base of every scenario's parameter Module (named array fields; what design work may change)."""
+
+
+class AbstractOutcome(eqx.Module):
+    """Base of every scenario's outcome Module; ``status`` is a :class:`~diffspace.status.Status` code."""
+
+    status: eqx.AbstractVar[Int[Array, ""]]
+
+
+@dataclasses.dataclass(frozen=True)
+class Parameter:
+    """One design variable: a numeric config key, its bounds and unit (config units).
+
+    ``log``: optimisers and fits work with ``log(value)`` (positive parameters spanning decades).
+    ``integer``: a discrete choice (e.g. a rope node); sweeps only, not gradient-based design.
+    """
+
+    key: str
+    lower: float
+    upper: float
+    unit: str
+    log: bool = False
+    integer: bool = False
+    help: str = ""
+
+    def __post_init__(self):
+        if not self.lower < self.upper:
+            raise ValueError(f"{self.key}: lower bound {self.lower} must be below upper bound {self.upper}")
+        if self.log and not self.lower > 0:
+            raise ValueError(f"{self.key}: a log-scaled parameter needs a positive lower bound")
+
+
+@dataclasses.dataclass(frozen=True)
+class FitData:
+    """Measured data for identification: one row per experiment.
+
+    ``conditions``: config key -> values per row (what was set in each experiment, applied by
+    ``with_design``); ``measured``: metric name -> values per row; ``sigma``: metric name -> the scale
+    dividing each residual (a measurement standard deviation, or the measured value for relative residuals).
+    """
+
+    conditions: dict[str, np.ndarray]
+    measured: dict[str, np.ndarray]
+    sigma: dict[str, np.ndarray]
+    labels: tuple[str, ...] = ()
+
+    @property
+    def rows(self) -> int:
+        return len(next(iter(self.measured.values())))
+
+
+class AbstractScenario(eqx.Module):
+    """A simulated system with a config schema, a pure simulation and host-side reports.
+
+    Subclasses set ``name`` (the config section that selects the scenario) and implement the abstract
+    methods; ``design_space``/``with_design``/``metrics`` enable ``sweep``/``optimize``, ``read_data``
+    enables ``fit``.
+    """
+
+    name: ClassVar[str]
+    params: eqx.AbstractVar[AbstractParams]
+
+    # ------------------------------------------------------------------ host side: config
+    @classmethod
+    @abc.abstractmethod
+    def schema(cls) -> Schema:
+        """Config schema: sections, keys, types, defaults, bounds."""
+
+    @classmethod
+    @abc.abstractmethod
+    def from_config(cls, cfg: dict) -> "AbstractScenario":
+        """Build the scenario from a config validated against :meth:`schema`; raise ``ConfigError``."""
+
+    # ------------------------------------------------------------------ pure
+    @abc.abstractmethod
+    def simulate(self, params: AbstractParams) -> AbstractOutcome:
+        """One simulation; pure (jit/vmap/grad)."""
+
+    def with_design(self, params: AbstractParams, values: dict[str, Array]) -> AbstractParams:
+        """``params`` with design variables (config keys, config units) replaced; pure."""
+        if values:
+            raise ConfigError(f"{self.name}: no design variables (asked for {', '.join(values)})")
+        return params
+
+    def metrics(self, params: AbstractParams) -> dict[str, Array]:
+        """Scalars for design work (SI, unit-suffixed names) plus ``"status"``; pure."""
+        raise ConfigError(f"scenario '{self.name}' defines no design metrics")
+
+    # ------------------------------------------------------------------ host side: reports and design
+    @abc.abstractmethod
+    def summary(self, outcome: AbstractOutcome) -> dict:
+        """JSON-ready scalars of one outcome (SI units, unit-suffixed keys, ``status``)."""
+
+    @abc.abstractmethod
+    def write(self, outcome: AbstractOutcome, out: Path) -> None:
+        """Time series and PNG plots of one outcome into ``out`` (the design layer writes summary.json)."""
+
+    def diagnose(self, outcome: AbstractOutcome) -> str:
+        """One line saying what went wrong in a failed outcome, naming the phase (host side)."""
+        return describe(int(outcome.status))
+
+    def design_space(self) -> tuple[Parameter, ...]:
+        """The design variables this scenario exposes (config keys with bounds and units)."""
+        return ()
+
+    def read_data(self, path: Path) -> FitData:
+        """Measured data for ``fit`` from a CSV file; raise ``ConfigError`` naming file, row and column."""
+        raise ConfigError(f"scenario '{self.name}' has no measured-data format: 'fit' is not available")
+
+    def parameter(self, key: str) -> Parameter:
+        """The design variable named ``key``; ``ConfigError`` listing the known keys otherwise."""
+        for p in self.design_space():
+            if p.key == key:
+                return p
+        known = ", ".join(p.key for p in self.design_space()) or "none"
+        raise ConfigError(f"{key}: not a design variable of scenario '{self.name}' (known: {known})")

@@ -1,0 +1,90 @@
+"""Outcome status codes and the two user-facing error types (the lowest layer: everything may import it).
+
+Every simulated outcome carries an integer ``status`` (a JAX array, so it batches under ``vmap``) with one
+of the :class:`Status` codes. Codes up to :attr:`Status.NOT_CONVERGED` are *failures*: the numbers of such
+a run are not results and every consumer (``run``, ``sweep``, ``optimize``, ``fit``) excludes them and
+counts them. The higher codes are *warnings*: the run is valid, but something the user asked to watch for
+happened (e.g. the arm was still slipping at the end, a joint crossed its limit).
+"""
+
+from __future__ import annotations
+
+import enum
+
+import jax.numpy as jnp
+from jaxtyping import Array, ArrayLike, Bool, Int
+
+
+class Status(enum.IntEnum):
+    """Outcome status; ``int(status)`` is what outcomes store."""
+
+    OK = 0
+    SOLVER_FAILURE = 1  # the ODE solver stopped: max steps or step-size collapse
+    EVENT_BUDGET = 2  # more events than the simulation's max_segments
+    NO_EVENT = 3  # an event the result needs (separation, contact, release) did not happen in the horizon
+    NON_FINITE = 4  # NaN or inf in the state or a result
+    NOT_CONVERGED = 5  # an inner solver (LCP pivoting, Newton, projection) did not converge
+    NOT_SETTLED = 6  # warning: valid run that had not settled at the end (e.g. joints still slipping)
+    LIMIT_CROSSED = 7  # warning: a joint crossed its limit (joint limits = "flag")
+
+    @property
+    def failed(self) -> bool:
+        return 0 < self.value <= Status.NOT_CONVERGED.value
+
+    @property
+    def label(self) -> str:
+        return self.name.lower()
+
+    @property
+    def description(self) -> str:
+        return _DESCRIPTIONS[self]
+
+
+_DESCRIPTIONS = {
+    Status.OK: "ok",
+    Status.SOLVER_FAILURE: "the ODE solver failed (max steps reached or step size collapsed)",
+    Status.EVENT_BUDGET: "more events than simulation.max_segments allows",
+    Status.NO_EVENT: "an event the result needs did not happen within the horizon",
+    Status.NON_FINITE: "non-finite numbers in the state or the results",
+    Status.NOT_CONVERGED: "an inner solver did not converge",
+    Status.NOT_SETTLED: "the motion had not settled at the end of the horizon",
+    Status.LIMIT_CROSSED: "a joint crossed its limit",
+}
+
+FIRST_WARNING = Status.NOT_SETTLED.value
+
+
+def failed(status: Int[ArrayLike, "..."]) -> Bool[Array, "..."]:
+    """``True`` where a status code is a failure (traceable)."""
+    status = jnp.asarray(status)
+    return (status > 0) & (status < FIRST_WARNING)
+
+
+def first_failure(*codes: Int[ArrayLike, "..."]) -> Int[Array, "..."]:
+    """Combine status codes in order of importance: the first failure, else the first warning, else OK."""
+    result = jnp.asarray(Status.OK.value)
+    for code in reversed(codes):  # earlier arguments win among equals
+        code = jnp.asarray(code)
+        result = jnp.where(failed(code) | (~failed(result) & (code != 0)), code, result)
+    return result
+
+
+def flag(condition: Bool[ArrayLike, "..."], code: Status) -> Int[Array, "..."]:
+    """``code`` where ``condition`` holds, else OK."""
+    return jnp.where(condition, code.value, Status.OK.value)
+
+
+class ConfigError(ValueError):
+    """A user error in a config or input file; the command line prints it in one line per problem, exit 2."""
+
+
+class SolverFailure(RuntimeError):
+    """A simulation that did not produce a result (raised on the host, naming the phase); exit status 3."""
+
+
+def describe(status: int) -> str:
+    """Host-side text of a status code."""
+    try:
+        return Status(int(status)).description
+    except ValueError:
+        return f"unknown status {int(status)}"
