@@ -1,6 +1,82 @@
-"""Scenarios runnable from the command line.
+"""Scenarios: one package per simulated system, each implementing :class:`~.base.AbstractScenario`.
 
-Each module exposes ``schema() -> config.Schema`` and ``run(cfg, out) -> dict`` and, where it makes sense,
-``optimize(cfg, out)``, ``fit(cfg, data_path, out)`` and ``sweep(cfg, out)``. The CLI picks the module by
-the scenario section the config contains (see ``diffspace.cli.SCENARIOS``).
+A config selects its scenario by a top-level ``scenario = "<name>"`` key or, without it, by containing the
+scenario's *selector* section (``[ejection]``, ``[impact]``, ...). Scenario modules are imported lazily, so
+loading one config does not import (or compile) the others.
 """
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+from ..io.config import apply_overrides, read_toml, validate
+from ..status import ConfigError
+from .base import AbstractOutcome, AbstractParams, AbstractScenario, FitData, Parameter
+
+# name -> (selector section or None, "module:Class")
+REGISTRY: dict[str, tuple[str | None, str]] = {
+    "ejection": ("ejection", "diffspace.scenarios.ejection:Ejection"),
+    "free_floating": ("motion", "diffspace.scenarios.free_floating:FreeFloating"),
+    "impact": ("impact", "diffspace.scenarios.impact:Impact"),
+    "capture": ("capture", "diffspace.scenarios.capture:Capture"),
+    "snare": ("snare", "diffspace.scenarios.snare:Snare"),
+    "snare_closing": ("closing", "diffspace.scenarios.snare_closing:SnareClosing"),
+    "deployment": ("mast", "diffspace.scenarios.deployment:Deployment"),
+    "unilateral": ("unilateral", "diffspace.scenarios.unilateral:Unilateral"),
+    "flexible_arm": (None, "diffspace.scenarios.flexible_arm:FlexibleArm"),
+}
+
+
+def scenario_class(name: str) -> type[AbstractScenario]:
+    """The scenario class registered under ``name``."""
+    if name not in REGISTRY:
+        raise ConfigError(f"scenario: unknown scenario '{name}' (known: {', '.join(REGISTRY)})")
+    module, cls = REGISTRY[name][1].split(":")
+    return getattr(importlib.import_module(module), cls)
+
+
+def scenario_name(cfg: dict, where: str = "config") -> str:
+    """The scenario a raw config selects: its ``scenario`` key, or its one selector section."""
+    if "scenario" in cfg:
+        name = cfg["scenario"]
+        if not isinstance(name, str) or name not in REGISTRY:
+            raise ConfigError(f"{where}: scenario: expected one of {', '.join(REGISTRY)}; got {name!r}")
+        return name
+    found = [name for name, (section, _) in REGISTRY.items() if section is not None and section in cfg]
+    if len(found) != 1:
+        selectors = ", ".join(f"[{s}]" for s, _ in REGISTRY.values() if s)
+        raise ConfigError(
+            f"{where}: set scenario = \"<name>\" or give exactly one scenario section ({selectors}); "
+            f"found {', '.join(found) or 'none'}"
+        )
+    return found[0]
+
+
+def resolve_config(raw: dict, base_dir: Path, where: str = "config") -> tuple[type[AbstractScenario], dict]:
+    """The scenario class a raw config selects and the config validated against its schema (defaults
+    filled, paths resolved against ``base_dir``)."""
+    cls = scenario_class(scenario_name(raw, where))
+    body = {key: value for key, value in raw.items() if key != "scenario"}
+    return cls, validate(body, cls.schema(), base_dir)
+
+
+def load_scenario(path: str | Path, overrides: list[str] = ()) -> AbstractScenario:
+    """Read a TOML config, apply ``--set``-style ``overrides`` and build its scenario (``ConfigError`` on bad input)."""
+    path = Path(path)
+    cls, cfg = resolve_config(apply_overrides(read_toml(path), list(overrides)), path.parent, str(path))
+    return cls.from_config(cfg)
+
+
+__all__ = [
+    "REGISTRY",
+    "AbstractOutcome",
+    "AbstractParams",
+    "AbstractScenario",
+    "FitData",
+    "Parameter",
+    "load_scenario",
+    "resolve_config",
+    "scenario_class",
+    "scenario_name",
+]
