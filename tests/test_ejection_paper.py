@@ -112,7 +112,8 @@ def test_paper_recursion_vs_full_simulation(arm, attitudes):
 
     # 1. consistency: the recursion with the dropped terms restored converges to the full model
     consistent = jax.jit(jax.vmap(
-        lambda a, dt: paper_ejection(*plane_model(arm, a), dt=dt, coriolis=True, backaction=True, max_segments=320),
+        lambda a, dt: paper_ejection(*plane_model(arm, a), dt=dt, spring="oscillator", coriolis=True, backaction=True,
+                                     max_segments=320),
         in_axes=(0, None)))
     fine, coarse = consistent(angles, 0.01), consistent(angles, 0.02)
     assert np.all(np.asarray(fine["stable"]))
