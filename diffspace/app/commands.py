@@ -40,7 +40,8 @@ class Loaded:
         raw = copy.deepcopy(self.raw)
         for key, value in values.items():
             design.set_key(raw, key, value)
-        return f'scenario = "{self.name}"\n' + dump_toml(raw, header=header)
+        comments = "".join(f"# {line}\n" for line in header.splitlines())
+        return comments + f'scenario = "{self.name}"\n\n' + dump_toml(raw)
 
 
 def _absolute_paths(raw: dict, schema: Schema, base_dir: Path) -> list[Path]:

@@ -74,3 +74,6 @@ def print_summary(summary: dict, title: str) -> None:
             print(f"  {key:40s} {value}")
         elif isinstance(value, (list, tuple)) and value and all(isinstance(x, float) for x in value):
             print(f"  {key:40s} [{', '.join(f'{x:.4g}' for x in value)}]")
+        elif isinstance(value, dict) and value and all(isinstance(x, (int, float, str, bool)) for x in value.values()):
+            for name, x in value.items():
+                print(f"  {key + '.' + name:40s} {x:.6g}" if isinstance(x, float) else f"  {key + '.' + name:40s} {x}")
