@@ -1,4 +1,5 @@
-"""Contact mechanics: compliant normal force laws behind one abstract base, and the two-body impact."""
+"""Contact mechanics: compliant normal force laws behind one abstract base (including the snare's virtual
+spring), and the two-body impact."""
 
 from .forces import (
     CHI_LAWS,
@@ -20,6 +21,7 @@ from .impact import (
     reference_indentation,
     simulate_impact,
 )
+from .virtual_spring import VirtualSpringLaw, eval_surface, fit_polynomial, fit_surface, linear_contact_time, virtual_impact
 
 __all__ = [
     "AbstractContactLaw",
@@ -38,4 +40,10 @@ __all__ = [
     "restitution_closed_form",
     "safe_power",
     "simulate_impact",
+    "VirtualSpringLaw",
+    "eval_surface",
+    "fit_polynomial",
+    "fit_surface",
+    "linear_contact_time",
+    "virtual_impact",
 ]

@@ -14,6 +14,9 @@ from ..io.config import apply_overrides, read_toml, validate
 from ..status import ConfigError
 from .base import AbstractOutcome, AbstractParams, AbstractScenario, FitData, Parameter
 
+# the design layer's tables (``diffspace.design.SECTIONS``): not part of any scenario's config
+DESIGN_TABLES = ("sweep", "optimize", "fit", "study")
+
 # name -> (selector section or None, "module:Class")
 REGISTRY: dict[str, tuple[str | None, str]] = {
     "ejection": ("ejection", "diffspace.scenarios.ejection:Ejection"),
@@ -62,13 +65,16 @@ def resolve_config(raw: dict, base_dir: Path, where: str = "config") -> tuple[ty
 
 
 def load_scenario(path: str | Path, overrides: list[str] = ()) -> AbstractScenario:
-    """Read a TOML config, apply ``--set``-style ``overrides`` and build its scenario (``ConfigError`` on bad input)."""
+    """Read a TOML config, apply ``--set``-style ``overrides`` and build its scenario (``ConfigError`` on bad
+    input). Design tables (``[sweep]``, ``[optimize]``, ...) are ignored."""
     path = Path(path)
-    cls, cfg = resolve_config(apply_overrides(read_toml(path), list(overrides)), path.parent, str(path))
+    raw = {k: v for k, v in apply_overrides(read_toml(path), list(overrides)).items() if k not in DESIGN_TABLES}
+    cls, cfg = resolve_config(raw, path.parent, str(path))
     return cls.from_config(cfg)
 
 
 __all__ = [
+    "DESIGN_TABLES",
     "REGISTRY",
     "AbstractOutcome",
     "AbstractParams",
