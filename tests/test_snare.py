@@ -332,7 +332,7 @@ def test_bad_inputs_name_the_key(override, key, tmp_path, capsys):
 @pytest.mark.slow
 def test_cli_run_sweep_optimize_and_fit(tmp_path):
     """`diffspace run` writes the summary, series and plots (dynamic and virtual peaks within 5 %); `sweep`
-    over node and speed gives the same peak as `run` at the configured point; `optimize` (virtual spring,
+    over node and speed (full dynamic rope) gives the same peak as `run` at the configured point; `optimize` (virtual spring,
     two nodes) respects the force limit; `fit`
     (virtual spring) recovers k_tor from a peak the model itself predicts, and its fitted.toml runs."""
     small = [a for s in SMALL for a in ("--set", s)]
@@ -344,7 +344,8 @@ def test_cli_run_sweep_optimize_and_fit(tmp_path):
     assert s["static_residual_max_N"] < 1e-8 and s["virtual_within_fit_range"]
 
     sweep = ["--set", 'sweep.axes={"strike.node" = [3, 4], "strike.approach_speed_m_s" = [0.06, 0.08]}']
-    assert main(["sweep", str(CONFIG), "--out", str(tmp_path / "sweep"), *small, *sweep, "--quiet"]) == 0
+    dynamic = [*small, "--set", "simulation.method='dynamic'"]
+    assert main(["sweep", str(CONFIG), "--out", str(tmp_path / "sweep"), *dynamic, *sweep, "--quiet"]) == 0
     with (tmp_path / "sweep" / "results.csv").open() as fh:
         rows = list(csv.DictReader(fh))
     assert len(rows) == 4 and all(r["status"] == "ok" for r in rows)
