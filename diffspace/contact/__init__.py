@@ -20,6 +20,7 @@ from .impact import (
     reference_indentation,
     simulate_impact,
 )
+from .surfaces import Surface
 
 __all__ = [
     "AbstractContactLaw",
@@ -30,6 +31,7 @@ __all__ = [
     "ContactLaw",
     "ImpactFriction",
     "ImpactOutcome",
+    "Surface",
     "hertz_stiffness",
     "kelvin_voigt_damping_ratio",
     "kelvin_voigt_restitution_linear",

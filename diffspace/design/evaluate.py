@@ -11,7 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..scenarios import AbstractScenario
-from ..status import ConfigError, Status, describe
+from ..status import ConfigError, Status, describe, failed
 from . import cases as cs
 
 INVALID_CONFIG = -1  # host-side status of a case whose config was rejected
@@ -78,7 +78,7 @@ def evaluate_cases(builder: cs.CaseBuilder, cases: list[dict], pad_to: int, outp
     values = {k: np.asarray(metrics[k], float)[:n] for k in names}
     bad = np.array([i not in good for i in range(n)])
     status = np.where(bad, INVALID_CONFIG, status)
-    unusable = bad | ((status > 0) & (status < Status.NOT_SETTLED.value))
+    unusable = bad | np.asarray(failed(status))
     values = {k: np.where(unusable, np.nan, v) for k, v in values.items()}
     gradients = {nk: np.where(unusable, np.nan, np.asarray(g, float)[:n]) for nk, g in grads.items()}
     reasons = [f"invalid config: {built[i]}" if bad[i] else ("" if status[i] == 0 else describe(status[i]))

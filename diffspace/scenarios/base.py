@@ -104,6 +104,8 @@ class AbstractScenario(eqx.Module):
     """
 
     name: ClassVar[str]
+    headline: ClassVar[tuple[str, str] | None] = None  # (metric, design key): the result whose gradient the
+    # benchmark compiles and the generic gradient test checks against central differences
     params: eqx.AbstractVar[AbstractParams]
 
     # ------------------------------------------------------------------ host side: config

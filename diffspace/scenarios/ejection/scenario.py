@@ -108,6 +108,7 @@ class Ejection(AbstractScenario):
     """Spring ejection of a manipulator from its separation device (full hybrid multibody model)."""
 
     name: ClassVar[str] = "ejection"
+    headline: ClassVar[tuple[str, str]] = ("stable_velocity_m_s", "ejection.attitude[3]")
     robot: Robot
     params: EjectionParams
     rail_axis: Float[Array, "3"]
