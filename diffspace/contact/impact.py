@@ -222,7 +222,7 @@ def _settle_coulomb(system: _System, y, mode, tol):
     y = y.at[1].set(rates[0]).at[3].set(rates[1])
     _, applied, _ = system.forces(y, mode)
     level = system.coulomb().static_torque
-    holds = jnp.abs(applied) <= level * (1 + tol)
+    holds = jnp.abs(applied) < level * (1 - tol)  # at a breakaway event |applied| = level: it breaks loose
     slip = jnp.where(stopped | (mode.slip == 0), jnp.where(holds, 0.0, jnp.sign(applied)), mode.slip)
     return y, eqx.tree_at(lambda m: m.slip, mode, slip)
 

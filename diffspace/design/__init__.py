@@ -1,5 +1,6 @@
 """Generic design work on any scenario: ``run`` (single or study), ``sweep``, ``optimize``, ``fit``."""
 
+from ..scenarios import COMMAND_SECTIONS as SECTIONS
 from .cases import CaseBuilder, get_key, set_key
 from .fit import parse_fit, run_fit
 from .least_squares import FitResult, least_squares
@@ -8,8 +9,6 @@ from .problem import Problem, parse_problem
 from .run import parse_study, run_single, run_study, simulate_default
 from .sweep import run_sweep
 from .sweep_spec import SweepSpec, parse_sweep
-
-SECTIONS = ("sweep", "optimize", "fit", "study")
 
 __all__ = [
     "SECTIONS",

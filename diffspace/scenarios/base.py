@@ -35,7 +35,7 @@ from typing import ClassVar
 
 import equinox as eqx
 import numpy as np
-from jaxtyping import Array, Int
+from jaxtyping import Array
 
 from ..io.config import Schema
 from ..status import ConfigError, describe
@@ -46,9 +46,9 @@ class AbstractParams(eqx.Module):
 
 
 class AbstractOutcome(eqx.Module):
-    """Base of every scenario's outcome Module; ``status`` is a :class:`~diffspace.status.Status` code."""
-
-    status: eqx.AbstractVar[Int[Array, ""]]
+    """Base of every scenario's outcome Module. Every outcome has a field ``status: Int[Array, ""]`` holding a
+    :class:`~diffspace.status.Status` code. (Declared by each subclass, not here: an inherited field would
+    come first in the constructor's positional order.)"""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -106,7 +106,8 @@ class AbstractScenario(eqx.Module):
     name: ClassVar[str]
     headline: ClassVar[tuple[str, str] | None] = None  # (metric, design key): the result whose gradient the
     # benchmark compiles and the generic gradient test checks against central differences
-    params: eqx.AbstractVar[AbstractParams]
+    # every scenario has a field ``params: <its AbstractParams>`` (the config's parameters); declared by the
+    # subclass, so that the subclass controls the constructor's field order
 
     # ------------------------------------------------------------------ host side: config
     @classmethod

@@ -101,5 +101,5 @@ def summary_lines(rows: dict, limit_s: float = 20.0) -> list[str]:
                 if "gradient_compile_s" in r else "")
         worst = max(r.get("forward_compile_s", 0.0), r.get("gradient_compile_s", 0.0))
         lines.append(f"    {name:14s} forward {r['forward_compile_s']:.1f} s (run {1e3 * r['forward_run_s']:.1f} ms)"
-                     f"{grad}{'' if worst < limit_s else '  [over target]'}")
+                     f"{grad}  {'ok' if worst < limit_s else 'OVER'}")
     return lines
