@@ -39,10 +39,10 @@ def test_frictionless_energy_and_momentum(config):
     model, _ = case.model(case.params)
     sol = result.solution
     index = int(np.argmax(np.asarray(sol.segment_event)))
-    q_sep, v_sep, _ = (x[index] for x in sol.segment_y)
+    q_sep, v_sep = sol.segment_y.q[index], sol.segment_y.v[index]
     energy_sep = ds.kinetic_energy(model.robot, q_sep, v_sep)
     assert abs(energy_sep - result.spring_energy) < 1e-8 * result.spring_energy
-    q_end, v_end, _ = sol.final_y
+    q_end, v_end = sol.final_y.q, sol.final_y.v
     for before, after in zip(ds.momentum(model.robot, q_sep, v_sep), ds.momentum(model.robot, q_end, v_end)):
         assert np.abs(after - before).max() < 1e-9 * max(np.abs(before).max(), 1e-3)
     assert float(sol.ts[-1]) > float(result.separation_time) + 1.0  # well into free flight

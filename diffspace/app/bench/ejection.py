@@ -62,10 +62,10 @@ def ejection_separation_fn(model, horizon: float, max_segments: int):
         sol = simulate_ejection(
             m, angles, horizon, n_save=2, rtol=rtol, atol=rtol * 1e-2, max_segments=max_segments
         ).solution
-        hit = (sol.segment_mode_before[0] == RAIL) & (sol.segment_mode_after[0] == FLIGHT) & sol.segment_event
+        hit = (sol.segment_mode_before.phase == RAIL) & (sol.segment_mode_after.phase == FLIGHT) & sol.segment_event
         i = jnp.argmax(hit)
         ok = jnp.any(hit) & (sol.status != 1)
-        q, v = sol.segment_y[0][i], sol.segment_y[1][i]
+        q, v = sol.segment_y.q[i], sol.segment_y.v[i]
         return sol.segment_end[i], model.rail_axis @ v[:3], q[7:], ok
 
     return separation
