@@ -80,13 +80,15 @@ class FitData:
 
     ``conditions``: config key -> values per row (what was set in each experiment, applied by
     ``with_design``); ``measured``: metric name -> values per row; ``sigma``: metric name -> the scale
-    dividing each residual (a measurement standard deviation, or the measured value for relative residuals).
+    dividing each residual per row. ``absolute_sigma``: the scales are measurement standard deviations (the
+    covariance is not rescaled); ``False`` for plain scales (e.g. the measured values, giving relative
+    residuals), where the covariance is scaled by the residual variance.
     """
 
     conditions: dict[str, np.ndarray]
     measured: dict[str, np.ndarray]
     sigma: dict[str, np.ndarray]
-    labels: tuple[str, ...] = ()
+    absolute_sigma: bool = True
 
     @property
     def rows(self) -> int:
@@ -102,6 +104,8 @@ class AbstractScenario(eqx.Module):
     """
 
     name: ClassVar[str]
+    headline: ClassVar[tuple[str, str] | None] = None  # (metric, design key): the result whose gradient the
+    # benchmark compiles and the generic gradient test checks against central differences
     params: eqx.AbstractVar[AbstractParams]
 
     # ------------------------------------------------------------------ host side: config

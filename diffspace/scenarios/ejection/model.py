@@ -28,11 +28,11 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
-from ..dynamics import BaseMotion, configuration_derivative, momentum, restricted_dynamics
-from ..actuation.friction import JointFriction
-from ..robot import Robot
-from ..integrate import HybridSolution, hybrid_solve
-from ..spatial import quat_to_rotation
+from ...dynamics import BaseMotion, configuration_derivative, momentum, restricted_dynamics
+from ...actuation.friction import JointFriction
+from ...robot import Robot
+from ...integrate import HybridSolution, hybrid_solve
+from ...spatial import quat_to_rotation
 
 RAIL, FLIGHT = 0.0, 1.0
 _SEPARATION_TOL = 1e-9  # relative to the compression: the root find locates s = l far tighter
