@@ -1,4 +1,5 @@
-"""Outcome status codes and the two user-facing error types (the lowest layer: everything may import it).
+"""Outcome status codes, the two user-facing error types and two helpers that keep their messages short
+(the lowest layer: everything may import it).
 
 Every simulated outcome carries an integer ``status`` (a JAX array, so it batches under ``vmap``) with one
 of the :class:`Status` codes. Codes 1-9 are *failures*: the numbers of such
@@ -76,6 +77,24 @@ def first_failure(*codes: Int[ArrayLike, "..."]) -> Int[Array, "..."]:
 def flag(condition: Bool[ArrayLike, "..."], code: Status) -> Int[Array, "..."]:
     """``code`` where ``condition`` holds, else OK."""
     return jnp.where(condition, code.value, Status.OK.value)
+
+
+def capped(items, limit: int = 5, sep: str = ", ") -> str:
+    """At most ``limit`` of ``items`` joined by ``sep``, then "and N more": messages stay short whatever the input."""
+    items = list(items)
+    head = sep.join(str(item) for item in items[:limit])
+    rest = "" if len(items) <= limit else f"{sep if chr(10) in sep else ' '}and {len(items) - limit} more"
+    return head + rest
+
+
+def shown(value, width: int = 60, bare: bool = False) -> str:
+    """``repr(value)`` (``bare``: a string as it is) for a message, cut to ``width`` characters: a 25 MB
+    attribute must not become the message."""
+    try:
+        text = value if bare and isinstance(value, str) else repr(value)
+    except ValueError:  # an integer beyond Python's 4300-digit conversion limit
+        return "<a number too large to print>"
+    return text if len(text) <= width else f"{text[:width]}... ({len(text)} characters)"
 
 
 class ConfigError(ValueError):
