@@ -5,95 +5,20 @@ for another config, equal to the cases run one by one and to a 4-device sharded 
 from __future__ import annotations
 
 import json
-import os
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
-from typing import ClassVar
 
-import equinox as eqx
-import jax.numpy as jnp
 import numpy as np
 import pytest
-from jaxtyping import Array, Float, Int
+from toy_scenario import ENTRY, cli_process
 
 from diffspace import scenarios
 from diffspace.app.cli import main
-from diffspace.io.config import Field, Schema
-from diffspace.io.results import write_timeseries
-from diffspace.scenarios import AbstractOutcome, AbstractParams, AbstractScenario, FitData, Parameter
-from diffspace.status import Status, flag
-
-HERE = Path(__file__).resolve().parent
-
-
-class ToyParams(AbstractParams):
-    rate: Float[Array, ""]
-    amplitude: Float[Array, ""]
-
-
-class ToyOutcome(AbstractOutcome):
-    ts: Float[Array, " T"]
-    xs: Float[Array, " T"]
-    final: Float[Array, ""]
-    status: Int[Array, ""]
-
-
-class Toy(AbstractScenario):
-    """Exponential decay ``x(t) = A exp(-r t)`` sampled on ``[0, T]``; rates above 10/s count as a solver
-    failure (so failed cases can be exercised)."""
-
-    name: ClassVar[str] = "toy"
-    headline: ClassVar = ("final_value", "toy.rate")
-    params: ToyParams
-    horizon: Float[Array, ""]
-
-    @classmethod
-    def schema(cls) -> Schema:
-        return Schema({"toy": {"rate": Field("float", 1.0, min=0.0), "amplitude": Field("float", 2.0),
-                               "horizon_s": Field("float", 1.0, gt=0.0)}})
-
-    @classmethod
-    def from_config(cls, cfg: dict) -> "Toy":
-        t = cfg["toy"]
-        return cls(params=ToyParams(jnp.asarray(t["rate"]), jnp.asarray(t["amplitude"])),
-                   horizon=jnp.asarray(t["horizon_s"]))
-
-    def simulate(self, params: ToyParams) -> ToyOutcome:
-        ts = jnp.linspace(0.0, self.horizon, 11)
-        xs = params.amplitude * jnp.exp(-params.rate * ts)
-        return ToyOutcome(ts, xs, xs[-1], flag(params.rate > 10.0, Status.SOLVER_FAILURE))
-
-    def design_space(self):
-        return (Parameter("toy.rate", 0.0, 20.0, "1/s"), Parameter("toy.amplitude", -10.0, 10.0, "-"))
-
-    def with_design(self, params: ToyParams, values: dict) -> ToyParams:
-        fields = {"toy.rate": "rate", "toy.amplitude": "amplitude"}
-        for key in values:
-            self.parameter(key)
-        return eqx.tree_at(lambda p: [getattr(p, fields[k]) for k in values], params,
-                           [jnp.asarray(v, float) for v in values.values()])
-
-    def metrics(self, params: ToyParams) -> dict:
-        out = self.simulate(params)
-        return {"status": out.status, "final_value": out.final, "half_value": out.xs[5]}
-
-    def summary(self, outcome: ToyOutcome) -> dict:
-        return {"status": Status(int(outcome.status)).label, "final_value": float(outcome.final)}
-
-    def write(self, outcome: ToyOutcome, out: Path) -> None:
-        write_timeseries(out, {"t_s": outcome.ts, "x": outcome.xs})
-
-    def read_data(self, path: Path) -> FitData:
-        rows = np.loadtxt(path, delimiter=",", skiprows=1, ndmin=2)
-        return FitData({"toy.amplitude": rows[:, 0]}, {"final_value": rows[:, 1]}, {"final_value": np.full(len(rows), 1e-3)})
-
 
 @pytest.fixture(autouse=True)
 def registered(monkeypatch):
-    monkeypatch.setitem(scenarios.REGISTRY, "toy", ("toy", "test_design:Toy"))
+    monkeypatch.setitem(scenarios.REGISTRY, "toy", ENTRY)
 
 
 def _config(tmp_path, text: str = "") -> Path:
@@ -152,28 +77,14 @@ def test_sweep_refuses_another_config_and_reuses_its_own(tmp_path, capsys):
     assert main(["run", str(path), "--out", str(out), "--overwrite"]) == 0
 
 
-RUNNER = """
-import sys
-from diffspace import scenarios
-scenarios.REGISTRY["toy"] = ("toy", "test_design:Toy")
-from diffspace.app.cli import main
-sys.exit(main(sys.argv[1:]))
-"""
-
-
-def _cli(args, env=None, **kwargs):
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]), **(env or {})}
-    return subprocess.Popen([sys.executable, "-c", RUNNER, *args], env=env, **kwargs)
-
-
 def test_sweep_killed_and_rerun_equals_uninterrupted_and_recomputes_nothing(tmp_path):
     spec = '\n[sweep]\nchunk_size = 1\n[sweep.axes]\n"toy.rate" = {start = 0.0, stop = 5.0, num = 600}\n'
     path = _config(tmp_path, spec)
     reference = tmp_path / "reference"
-    assert _cli(["sweep", str(path), "--out", str(reference), "--quiet"]).wait(timeout=600) == 0
+    assert cli_process(["sweep", str(path), "--out", str(reference), "--quiet"]).wait(timeout=600) == 0
     out = tmp_path / "killed"
     store = Path(str(out) + ".partial") / "store"
-    proc = _cli(["sweep", str(path), "--out", str(out), "--quiet"])
+    proc = cli_process(["sweep", str(path), "--out", str(out), "--quiet"])
     deadline = time.time() + 300
     while time.time() < deadline and len(list(store.glob("chunk_*.npz"))) < 5:
         time.sleep(0.05)
@@ -182,7 +93,7 @@ def test_sweep_killed_and_rerun_equals_uninterrupted_and_recomputes_nothing(tmp_
     finished = sorted(store.glob("chunk_*.npz"))
     assert 5 <= len(finished) < 600, "the sweep was not interrupted mid-run"
     stamps = {p.name: p.stat().st_mtime_ns for p in finished}
-    assert _cli(["sweep", str(path), "--out", str(out), "--quiet"]).wait(timeout=600) == 0
+    assert cli_process(["sweep", str(path), "--out", str(out), "--quiet"]).wait(timeout=600) == 0
     assert (out / "results.csv").read_text() == (reference / "results.csv").read_text()
     for name, stamp in stamps.items():
         assert (out / "store" / name).stat().st_mtime_ns == stamp  # copied, never recomputed
@@ -193,9 +104,9 @@ def test_sweep_killed_and_rerun_equals_uninterrupted_and_recomputes_nothing(tmp_
 def test_sharded_over_four_host_devices_equals_one_device(tmp_path):
     path = _config(tmp_path, SWEEP)
     one, four = tmp_path / "one", tmp_path / "four"
-    assert _cli(["sweep", str(path), "--out", str(one), "--quiet"]).wait(timeout=600) == 0
+    assert cli_process(["sweep", str(path), "--out", str(one), "--quiet"]).wait(timeout=600) == 0
     flags = {"XLA_FLAGS": "--xla_force_host_platform_device_count=4"}
-    assert _cli(["sweep", str(path), "--out", str(four), "--quiet"], env=flags).wait(timeout=600) == 0
+    assert cli_process(["sweep", str(path), "--out", str(four), "--quiet"], env=flags).wait(timeout=600) == 0
     assert (one / "results.csv").read_text() == (four / "results.csv").read_text()
 
 
@@ -251,3 +162,16 @@ def test_fit_identifies_the_rate(tmp_path):
     assert summary["fitted"]["toy.rate"] == pytest.approx(0.7, rel=1e-8) and summary["converged"]
     fitted = (out / "fitted.toml").read_text()
     assert 'scenario = "toy"' in fitted and "rate = 0.7" in fitted
+
+
+def test_corrupt_chunk_is_reported_and_recomputed(tmp_path, capsys):
+    path = _config(tmp_path, SWEEP)
+    out = tmp_path / "sweep"
+    assert main(["sweep", str(path), "--out", str(out), "--quiet"]) == 0
+    reference = (out / "results.csv").read_text()
+    chunk = sorted((out / "store").glob("chunk_*.npz"))[2]
+    chunk.write_bytes(chunk.read_bytes()[:100])  # truncated
+    assert main(["sweep", str(path), "--out", str(out), "--quiet"]) == 0
+    assert f"chunk file {chunk.name} is unreadable" in capsys.readouterr().err
+    assert (out / "results.csv").read_text() == reference
+    assert json.loads((out / "summary.json").read_text())["computed_cases"] == 4  # that chunk only
