@@ -223,7 +223,7 @@ def _stop_impacts(model: EjectionModel, y: EjectionState, mode: EjectionMode, hi
         rebound = -model.stop_restitution * rate
         hold = jnp.abs(rebound) < HOLD_RATE
         new_rate = jnp.where(hold, 0.0, rebound)
-        v = y.v + model.joint_impulse(y.q, mode, j, new_rate - rate)
+        v = (y.v + model.joint_impulse(y.q, mode, j, new_rate - rate)).at[6 + j].set(new_rate)  # exact rate
         loss = kinetic_energy(model.robot, y.q, y.v) - kinetic_energy(model.robot, y.q, v)
         slip = jnp.where(hold, 0.0, jnp.where(mode.slip[j] != 0, -mode.slip[j], mode.slip[j]))
         if not model.friction.is_hybrid:
