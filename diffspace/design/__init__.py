@@ -7,7 +7,7 @@ from .least_squares import FitResult, least_squares
 from .optimize import run_optimize
 from .problem import Problem, parse_problem
 from .run import parse_study, run_single, run_study, simulate_default
-from .sweep import run_sweep
+from .sweep import check_disk, run_sweep
 from .sweep_spec import SweepSpec, parse_sweep
 
 __all__ = [
@@ -16,6 +16,7 @@ __all__ = [
     "FitResult",
     "Problem",
     "SweepSpec",
+    "check_disk",
     "get_key",
     "least_squares",
     "parse_fit",

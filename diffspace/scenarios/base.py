@@ -135,6 +135,13 @@ class AbstractScenario(eqx.Module):
         """Scalars for design work (SI, unit-suffixed names) plus ``"status"``; pure."""
         raise ConfigError(f"scenario '{self.name}' defines no design metrics")
 
+    def metrics_names(self) -> list[str]:
+        """Names of the metrics (without ``status``), from their shapes (nothing is computed)."""
+        import jax
+
+        shapes = jax.eval_shape(lambda s: s.metrics(s.params), self)
+        return [k for k in shapes if k != "status"]
+
     # ------------------------------------------------------------------ host side: reports and design
     @abc.abstractmethod
     def summary(self, outcome: AbstractOutcome) -> dict:
