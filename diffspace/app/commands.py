@@ -106,6 +106,8 @@ def command_sweep(args, loaded: Loaded) -> dict:
             except (KeyError, IndexError, TypeError):
                 raise ConfigError(f"sweep.axes.{axis.key}: not a design variable of '{loaded.name}' nor a key "
                                   "of this config") from None
+    n_outputs = len(spec.outputs) or len(loaded.scenario.metrics_names())
+    design.check_disk(spec, Path(args.out), n_outputs)
     with _result_dir(args, loaded) as work:
         summary = design.run_sweep(builder, spec, work, progress=not args.quiet)
         write_summary(work, summary)

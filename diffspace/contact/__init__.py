@@ -22,6 +22,7 @@ from .impact import (
     simulate_impact,
 )
 from .virtual_spring import VirtualSpringLaw, eval_surface, fit_polynomial, fit_surface, linear_contact_time, virtual_impact
+from .surfaces import Surface
 
 __all__ = [
     "AbstractContactLaw",
@@ -32,6 +33,7 @@ __all__ = [
     "ContactLaw",
     "ImpactFriction",
     "ImpactOutcome",
+    "Surface",
     "hertz_stiffness",
     "kelvin_voigt_damping_ratio",
     "kelvin_voigt_restitution_linear",

@@ -4,6 +4,7 @@ r"""``diffspace fit``: identify design variables of any scenario from measured d
 
     parameters = ["friction.viscous_N_m_s_rad", "friction.coulomb_N_m"]   # design-variable keys
     initial = {"friction.viscous_N_m_s_rad" = 4.8}                        # optional start values
+    bounds = {"friction.viscous_N_m_s_rad" = [1.0, 20.0]}                 # optional, narrows the range
     initial_grid = true      # start from the best point of a coarse batched grid (rugged costs)
     max_iter = 30
 
@@ -24,6 +25,7 @@ reports progress and never recompiles between iterations.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 
@@ -36,8 +38,8 @@ from ..status import ConfigError, SolverFailure, failed
 from . import cases as cs
 from .least_squares import FitResult, least_squares
 
-_OPTIONS = {"parameters", "initial", "initial_grid", "max_iter"}
-GRID_POINTS = 7
+_OPTIONS = {"parameters", "initial", "bounds", "initial_grid", "max_iter"}
+GRID_POINTS = 5
 
 
 def parse_fit(scenario: AbstractScenario, table: dict, raw: dict) -> tuple[list[Parameter], dict, dict]:
@@ -48,7 +50,10 @@ def parse_fit(scenario: AbstractScenario, table: dict, raw: dict) -> tuple[list[
     keys = table.get("parameters")
     if not isinstance(keys, list) or not keys or not all(isinstance(k, str) for k in keys) or len(set(keys)) != len(keys):
         raise ConfigError("fit.parameters: expected a non-empty list of distinct design-variable keys")
-    params = [scenario.parameter(k) for k in keys]
+    params = [_bounded(scenario.parameter(k), table.get("bounds", {})) for k in keys]
+    unknown_bounds = [k for k in table.get("bounds", {}) if k not in keys]
+    if unknown_bounds:
+        raise ConfigError(f"fit.bounds.{unknown_bounds[0]}: not one of fit.parameters")
     given = table.get("initial", {})
     initial = {}
     for p in params:
@@ -64,6 +69,16 @@ def parse_fit(scenario: AbstractScenario, table: dict, raw: dict) -> tuple[list[
         initial[p.key] = float(value)
     options = {"initial_grid": bool(table.get("initial_grid", False)), "max_iter": int(table.get("max_iter", 30))}
     return params, initial, options
+
+
+def _bounded(p: Parameter, bounds: dict) -> Parameter:
+    if p.key not in bounds:
+        return p
+    b = bounds[p.key]
+    if not (isinstance(b, list) and len(b) == 2 and all(isinstance(x, (int, float)) for x in b)
+            and p.lower <= b[0] < b[1] <= p.upper and (not p.log or b[0] > 0)):
+        raise ConfigError(f"fit.bounds.{p.key}: expected [lower, upper] inside [{p.lower:g}, {p.upper:g}] {p.unit}")
+    return dataclasses.replace(p, lower=float(b[0]), upper=float(b[1]))
 
 
 def _transform(p: Parameter):

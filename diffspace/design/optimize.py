@@ -14,6 +14,7 @@ The result is never worse than the sweep's best feasible point (it is a candidat
 
 from __future__ import annotations
 
+import functools
 import sys
 
 import equinox as eqx
@@ -38,14 +39,14 @@ def _design(problem: Problem, z, choice) -> dict:
     return design
 
 
-def _loss(z, scenario: AbstractScenario, problem: Problem, choice, scale):
+def _loss(z, scenario: AbstractScenario, choice, scale, problem: Problem):
     m = cs.design_metrics(scenario, _design(problem, z, choice))
     value, g = problem.objective(m), problem.g(m)
     loss = -value / scale + problem.options["barrier_weight"] * jnp.sum(barrier(g))
     return loss, (value, g, problem.usable(m, m["status"]))
 
 
-def _jet(z, scenario, problem, choice):
+def _jet(z, scenario, choice, problem):
     """Objective, constraints, their gradients with respect to ``z`` and usability (for the polish)."""
     def parts(zz):
         m = cs.design_metrics(scenario, _design(problem, zz, choice))
@@ -61,10 +62,10 @@ class _Runner:
     """Compiled pieces shared by every choice (one compile each)."""
 
     def __init__(self, scenario: AbstractScenario, problem: Problem):
-        self.scenario, self.problem = scenario, problem
-        grad = eqx.filter_value_and_grad(_loss, has_aux=True)
-        self.step = eqx.filter_jit(eqx.filter_vmap(grad, in_axes=(0, None, None, None, None)))
-        self.jet = eqx.filter_jit(_jet)
+        self.scenario, self.problem = scenario, problem  # the problem (static, unhashable) is closed over
+        grad = eqx.filter_value_and_grad(functools.partial(_loss, problem=problem), has_aux=True)
+        self.step = eqx.filter_jit(eqx.filter_vmap(grad, in_axes=(0, None, None, None)))
+        self.jet = eqx.filter_jit(functools.partial(_jet, problem=problem))
 
     def adam(self, starts: np.ndarray, choice, scale: float, progress: bool):
         import optax
@@ -84,7 +85,7 @@ class _Runner:
                          unit="step", file=sys.stderr)
         choice_arg = jnp.asarray(0.0 if choice is None else float(choice))
         for step in steps:
-            (loss, (value, g, usable)), grads = self.step(z, self.scenario, problem, choice_arg, scale)
+            (loss, (value, g, usable)), grads = self.step(z, self.scenario, choice_arg, scale)
             ok = np.asarray(usable) & np.isfinite(np.asarray(loss)) & np.all(np.isfinite(np.asarray(grads)), axis=1)
             excluded += int((~ok).sum())
             feasible = ok & np.all(np.asarray(g) <= 0.0, axis=1)
@@ -105,7 +106,7 @@ class _Runner:
     def polish(self, z: np.ndarray, choice) -> tuple[np.ndarray, float] | None:
         """Newton steps along ``grad J`` onto the most active constraint; the best feasible point or None."""
         choice_arg = jnp.asarray(0.0 if choice is None else float(choice))
-        value, g, grad_value, jac_g, usable = self.jet(jnp.asarray(z), self.scenario, self.problem, choice_arg)
+        value, g, grad_value, jac_g, usable = self.jet(jnp.asarray(z), self.scenario, choice_arg)
         if g.shape[0] == 0 or not bool(usable) or float(jnp.max(g)) < -0.05:
             return None
         active = int(jnp.argmax(g))
@@ -117,7 +118,7 @@ class _Runner:
                 break
             t -= (float(g[active]) - POLISH_TARGET) / slope
             trial = z + t * direction
-            value, g, _, jac_g, usable = self.jet(jnp.asarray(trial), self.scenario, self.problem, choice_arg)
+            value, g, _, jac_g, usable = self.jet(jnp.asarray(trial), self.scenario, choice_arg)
             if bool(usable) and float(jnp.max(g)) <= 0.0 and (best is None or float(value) > best[1]):
                 best = (trial, float(value))
         return best

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import csv
 import os
+import shutil
 import sys
 import time
 import zipfile
@@ -23,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from . import cases as cs
+from ..status import ConfigError
 from .evaluate import CaseResults, evaluate_cases, status_label
 from .sweep_plots import plot_sweep
 from .sweep_spec import SweepSpec
@@ -80,12 +82,28 @@ def _progress(spec: SweepSpec, done: int, enabled: bool):
     return tqdm(total=spec.n_cases, initial=done, desc="sweep", unit="case", smoothing=0.1, file=sys.stderr)
 
 
+BYTES_PER_VALUE = 48  # one number in the chunk store and in results.csv, with room to spare
+
+
+def check_disk(spec: SweepSpec, out: Path, n_outputs: int) -> None:
+    """Refuse, before any work, a sweep whose store and ``results.csv`` cannot fit on the disk."""
+    columns = len(spec.axes) + n_outputs * (1 + (len(spec.axes) if spec.gradients else 0)) + 3
+    needed = spec.n_cases * columns * BYTES_PER_VALUE
+    existing = out.resolve()
+    while not existing.exists():
+        existing = existing.parent
+    free = shutil.disk_usage(existing).free
+    if needed > 0.9 * free:
+        raise ConfigError(f"sweep: {spec.n_cases:,} cases need about {needed / 1e9:.1f} GB for the results, "
+                          f"{free / 1e9:.1f} GB are free in {out}; sweep fewer cases or fewer outputs")
+
+
 def run_sweep(builder: cs.CaseBuilder, spec: SweepSpec, out: Path, progress: bool = True) -> dict:
     """Evaluate every case (resuming from ``out/store``), write ``results.csv``, plots and return the summary."""
     store = ChunkStore(out / "store")
     wrt = tuple(a.key for a in spec.axes if a.key in builder.design_keys) if spec.gradients else ()
-    todo = [c for c in range(spec.n_chunks) if not store.path(c).exists()]
-    bar = _progress(spec, (spec.n_chunks - len(todo)) * spec.chunk_size if todo else spec.n_cases, progress)
+    finished = sum(len(spec.chunk_range(c)) for c in range(spec.n_chunks) if store.path(c).exists())
+    bar = _progress(spec, finished, progress)
     computed, start = 0, time.perf_counter()
     for chunk in range(spec.n_chunks):
         cases = spec.cases(chunk)

@@ -1,8 +1,9 @@
 """Headline quantities of an ejection run, computed in JAX (so they batch under ``vmap`` and differentiate).
 
 Status: ``NO_EVENT`` when the arm never left the rail within the horizon (then no separation quantity is
-defined and they are NaN), the solver's status otherwise, and the warning ``NOT_SETTLED`` when the joints
-can stick (hybrid friction) but were still slipping at the end (then the stable quantities are NaN).
+defined and they are NaN), the solver's status otherwise, and the warnings ``LIMIT_CROSSED`` (``limits =
+"flag"``: a joint crossed a limit) and ``NOT_SETTLED`` when the joints can stick (hybrid friction) but were
+still slipping at the end (then the stable quantities are NaN).
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ class EjectionOutcome(eqx.Module):
     spring_energy: Float[Array, ""]
     kinetic_energy_final: Float[Array, ""]
     friction_loss: Float[Array, ""]
+    stop_loss: Float[Array, ""]  # kinetic energy lost in stop impacts
+    limit_crossing_time: Float[Array, " n"]  # limits = "flag": first crossing per joint (inf: never)
     solution: HybridSolution
     status: Int[Array, ""]
     paper: dict  # the paper's recursion on the same case (``ejection.method = "paper"``), else empty
@@ -53,20 +56,21 @@ def _nan_unless(ok, x):
 def ejection_outcome(model: EjectionModel, run: EjectionRun, joint_angles, frictionless_masses, paper: dict):
     """Separation (first rail -> flight event), stable ejection (all joints stuck in flight), energies."""
     sol = run.solution
-    is_separation = sol.segment_event & (sol.segment_mode_before[0] == RAIL) & (sol.segment_mode_after[0] == FLIGHT)
+    is_separation = sol.segment_event & (sol.segment_mode_before.phase == RAIL) & (sol.segment_mode_after.phase == FLIGHT)
     separated = jnp.any(is_separation)
     index = jnp.argmax(is_separation)
-    q_sep, v_sep, _ = (x[index] for x in sol.segment_y)
-    q_end, v_end, loss = sol.final_y
-    final_phase, final_slip = sol.final_mode
+    q_sep, v_sep = sol.segment_y.q[index], sol.segment_y.v[index]
+    end, final = sol.final_y, sol.final_mode
     can_stick = model.friction.model in ("hybrid", "locked")
-    all_stuck = jnp.asarray(True) if model.friction.model == "locked" else jnp.all(final_slip == 0)
-    stable = (final_phase == FLIGHT) & all_stuck & can_stick
+    all_held = (final.slip == 0) | (final.stop != 0)
+    all_stuck = jnp.asarray(True) if model.friction.model == "locked" else jnp.all(all_held)
+    stable = (final.phase == FLIGHT) & all_stuck & can_stick
     last = jnp.argmax(jnp.where(sol.segment_event, sol.segment_end, -1.0))
-    q_stable, v_stable, _ = (x[last] for x in sol.segment_y)
+    q_stable, v_stable = sol.segment_y.q[last], sol.segment_y.v[last]
     # at t_s: in space a rigid body off its principal axes keeps changing its angular velocity afterwards
     com_velocity, omega = rigid_motion(model, q_stable, v_stable)
-    status = first_failure(sol.status, flag(~separated, Status.NO_EVENT),
+    crossed = jnp.any(jnp.isfinite(final.crossed_time))
+    status = first_failure(sol.status, flag(~separated, Status.NO_EVENT), flag(crossed, Status.LIMIT_CROSSED),
                            flag(can_stick & ~stable, Status.NOT_SETTLED))
     m_space, m_plane = frictionless_masses
     return EjectionOutcome(
@@ -81,10 +85,12 @@ def ejection_outcome(model: EjectionModel, run: EjectionRun, joint_angles, frict
         stable_time=_nan_unless(stable, sol.segment_end[last]),
         stable_velocity=_nan_unless(stable, safe_norm(com_velocity)),
         stable_angular_velocity=_nan_unless(stable, omega),
-        joint_change_final=q_end[7:] - joint_angles,
+        joint_change_final=end.q[7:] - joint_angles,
         spring_energy=0.5 * model.stiffness * model.compression**2,
-        kinetic_energy_final=kinetic_energy(model.robot, q_end, v_end),
-        friction_loss=loss,
+        kinetic_energy_final=kinetic_energy(model.robot, end.q, end.v),
+        friction_loss=end.dissipated,
+        stop_loss=end.stop_loss,
+        limit_crossing_time=final.crossed_time,
         solution=sol,
         status=status,
         paper=paper,

@@ -26,7 +26,7 @@ def summary(scenario, outcome) -> dict:
     deg = np.rad2deg
     stable = bool(outcome.stable)
     omega = np.asarray(outcome.stable_angular_velocity)
-    residual = float(outcome.spring_energy - outcome.kinetic_energy_final - outcome.friction_loss)
+    residual = float(outcome.spring_energy - outcome.kinetic_energy_final - outcome.friction_loss - outcome.stop_loss)
     out = {
         "status": Status(int(outcome.status)).label,
         "mode": scenario.mode,
@@ -47,8 +47,12 @@ def summary(scenario, outcome) -> dict:
         "spring_energy_J": float(outcome.spring_energy),
         "kinetic_energy_final_J": float(outcome.kinetic_energy_final),
         "friction_loss_J": float(outcome.friction_loss),
+        "stop_impact_loss_J": float(outcome.stop_loss),
         "energy_residual_J": residual,
     }
+    crossings = np.asarray(outcome.limit_crossing_time)
+    if scenario.limits == "flag":
+        out["limit_crossings"] = {f"joint{j + 1}": float(t) for j, t in zip(scenario.free, crossings) if np.isfinite(t)}
     if outcome.paper:
         out["paper_method"] = _paper_comparison(outcome.paper, out)
     return out
@@ -69,7 +73,7 @@ def _paper_comparison(paper: dict, full: dict) -> dict:
 def write(scenario, outcome, out: Path) -> None:
     """Time series (base travel/velocity, joint angles, angular rate, friction loss) and ``ejection.png``."""
     sol = outcome.solution
-    q, v, loss = (np.asarray(x) for x in sol.ys)
+    q, v, loss = (np.asarray(x) for x in (sol.ys.q, sol.ys.v, sol.ys.dissipated))
     ts = np.asarray(sol.ts)
     axis = np.asarray(scenario.rail_axis) / np.linalg.norm(scenario.rail_axis)
     free = scenario.free
@@ -77,6 +81,7 @@ def write(scenario, outcome, out: Path) -> None:
     columns.update({f"joint{j + 1}_deg": np.rad2deg(q[:, 7 + k]) for k, j in enumerate(free)})
     columns.update({f"base_omega_{a}_deg_s": np.rad2deg(v[:, 3 + i]) for i, a in enumerate("xyz")})
     columns["friction_loss_J"] = loss
+    columns["stop_impact_loss_J"] = np.asarray(sol.ys.stop_loss)
     write_timeseries(out, columns)
     plot_panels(out / "ejection.png", ts, [
         ("base velocity [m/s]", {"along rail": columns["base_velocity_m_s"]}),
@@ -89,7 +94,7 @@ def diagnose(scenario, outcome) -> str:
     """One line naming the phase (rail or flight) and the time where the run failed."""
     sol = outcome.solution
     status = int(outcome.status)
-    phase = "rail" if float(sol.final_mode[0]) == RAIL else "flight"
+    phase = "rail" if float(sol.final_mode.phase) == RAIL else "flight"
     events = np.asarray(sol.segment_event)
     t_last = float(np.asarray(sol.segment_end)[events].max()) if events.any() else 0.0
     if status == Status.SOLVER_FAILURE:

@@ -4,7 +4,8 @@ Config (public contract)::
 
     [robot]       path
     [ejection]    mode ("plane" | "space"), attitude (name or degrees), locked_joints (1-based),
-                  spring_stiffness_N_m, spring_compression_m, rail_axis, method ("full" | "paper")
+                  spring_stiffness_N_m, spring_compression_m, rail_axis, method ("full" | "paper"),
+                  limits ("stop" | "flag" | "ignore"), stop_restitution
     [friction]    model ("hybrid" | "smooth" | "none" | "locked"), static_N_m, coulomb_N_m,
                   viscous_N_m_s_rad, smooth_velocity_rad_s
     [simulation]  t_final_s, rtol, atol, n_save, max_steps, max_segments
@@ -32,7 +33,7 @@ from ...status import ConfigError
 from ..base import AbstractParams, AbstractScenario, FitData, Parameter
 from ..robot_config import ROBOT_FIELDS, SIMULATION_FIELDS, joint_angles_from_config, robot_from_config
 from . import report
-from .model import EjectionModel, equivalent_mass, simulate_ejection
+from .model import LIMIT_MODES, EjectionModel, equivalent_mass, simulate_ejection
 from .outcome import EjectionOutcome, ejection_outcome
 
 DEFAULT_LOCKED = {"plane": (1, 3, 5, 7), "space": ()}
@@ -43,6 +44,7 @@ SCALAR_KEYS = {  # design key -> (EjectionParams field, lower, upper, unit, log)
     "friction.coulomb_N_m": ("coulomb_torque", 1e-3, 100.0, "N m", True),
     "friction.viscous_N_m_s_rad": ("viscous", 1e-2, 100.0, "N m s/rad", True),
     "friction.smooth_velocity_rad_s": ("smooth_velocity", 1e-6, 1.0, "rad/s", True),
+    "ejection.stop_restitution": ("stop_restitution", 0.0, 1.0, "-", False),
 }
 
 
@@ -54,6 +56,7 @@ class EjectionParams(AbstractParams):
     coulomb_torque: Float[Array, ""]
     viscous: Float[Array, ""]
     smooth_velocity: Float[Array, ""]
+    stop_restitution: Float[Array, ""]
 
 
 class Settings(eqx.Module):
@@ -87,6 +90,9 @@ def _schema() -> Schema:
             "rail_axis": Field("floats", [0.0, 0.0, 1.0], length=3,
                                check=lambda v: None if np.linalg.norm(v) > 0 else "must be non-zero"),
             "method": Field("str", "full", choices=("full", "paper")),
+            "limits": Field("str", "stop", choices=LIMIT_MODES,
+                            help="joint limits: hard stops, flag the crossing in the status, or ignore them"),
+            "stop_restitution": Field("float", 0.0, min=0.0, max=1.0, help="rebound of a joint at its stop"),
         },
         "friction": {
             "model": Field("str", "hybrid", choices=MODELS),
@@ -108,6 +114,7 @@ class Ejection(AbstractScenario):
     """Spring ejection of a manipulator from its separation device (full hybrid multibody model)."""
 
     name: ClassVar[str] = "ejection"
+    headline: ClassVar[tuple[str, str]] = ("stable_velocity_m_s", "ejection.attitude[3]")
     robot: Robot
     params: EjectionParams
     rail_axis: Float[Array, "3"]
@@ -117,6 +124,7 @@ class Ejection(AbstractScenario):
     mode: str = eqx.field(static=True)
     friction_model: str = eqx.field(static=True)
     method: str = eqx.field(static=True)
+    limits: str = eqx.field(static=True)
 
     @classmethod
     def schema(cls) -> Schema:
@@ -139,14 +147,14 @@ class Ejection(AbstractScenario):
         params = EjectionParams(jnp.asarray(angles, dtype=float), scalar(ej["spring_stiffness_N_m"]),
                                 scalar(ej["spring_compression_m"]), scalar(fr["static_N_m"]),
                                 scalar(fr["coulomb_N_m"]), scalar(fr["viscous_N_m_s_rad"]),
-                                scalar(fr["smooth_velocity_rad_s"]))
+                                scalar(fr["smooth_velocity_rad_s"]), scalar(ej["stop_restitution"]))
         settings = Settings(scalar(sim["t_final_s"]), scalar(sim["rtol"]), scalar(sim["atol"]), sim["n_save"],
                             sim["max_steps"], sim["max_segments"])
         m = cfg["measurement"]
         std = (m["velocity_std_m_s"], m["angular_rate_std_deg_s"], m["angle_std_deg"])
         return cls(robot=robot, params=params, rail_axis=jnp.asarray(ej["rail_axis"], dtype=float),
                    settings=settings, measurement_std=std, locked=tuple(sorted(j - 1 for j in set(locked))),
-                   mode=ej["mode"], friction_model=fr["model"], method=ej["method"])
+                   mode=ej["mode"], friction_model=fr["model"], method=ej["method"], limits=ej["limits"])
 
     @property
     def free(self) -> list[int]:
@@ -163,7 +171,7 @@ class Ejection(AbstractScenario):
                                          friction_model, params.smooth_velocity)
         flight = "space" if (mode or self.mode) == "space" else "plane"
         model = EjectionModel.build(robot, friction, params.spring_stiffness, params.spring_compression,
-                                    self.rail_axis, flight)
+                                    self.rail_axis, flight, self.limits, params.stop_restitution)
         free = [j for j in range(self.robot.n_joints) if j not in locked]
         return model, params.attitude[jnp.asarray(free, dtype=int)]
 

@@ -119,6 +119,7 @@ class Impact(AbstractScenario):
     """Two-body impact with a compliant contact law and optional air-table friction."""
 
     name: ClassVar[str] = "impact"
+    headline: ClassVar[tuple[str, str]] = ("peak_force_N", "impact.approach_speed_m_s")
     params: ImpactParams
     t_max: Float[Array, ""]
     tolerances: tuple[float, float] = eqx.field(static=True)  # rtol, atol on the scaled state
