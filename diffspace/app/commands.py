@@ -62,7 +62,6 @@ def _absolute_paths(raw: dict, schema: Schema, base_dir: Path) -> list[Path]:
 def load(path: Path, overrides: list[str]) -> Loaded:
     raw = apply_overrides(read_toml(path), overrides)
     name = scenario_name(raw, str(path))
-    raw.pop("scenario", None)
     tables = {}
     for section in design.SECTIONS:
         if section in raw:

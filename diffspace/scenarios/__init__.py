@@ -27,6 +27,7 @@ REGISTRY: dict[str, tuple[str | None, str]] = {
     "deployment": ("mast", "diffspace.scenarios.deployment:Deployment"),
     "unilateral": ("unilateral", "diffspace.scenarios.unilateral:Unilateral"),
     "flexible_arm": (None, "diffspace.scenarios.flexible_arm:FlexibleArm"),
+    "capture_snare": (None, "diffspace.scenarios.capture_snare:CaptureSnare"),
 }
 
 
