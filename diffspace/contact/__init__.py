@@ -1,4 +1,5 @@
-"""Contact mechanics: compliant normal force laws (Hertz + damping family) and 1-D impact simulation."""
+"""Contact mechanics: compliant normal force laws (Hertz + damping family), 1-D impact simulation, and
+unilateral (rigid) contact with Coulomb friction as linear complementarity problems solved by Lemke."""
 
 from .forces import (
     CHI_LAWS,
@@ -12,6 +13,7 @@ from .forces import (
     safe_power,
 )
 from .impact1d import FRICTION_MODELS, output_restitution, reference_indentation, simulate_impact
+from .lcp import LemkeInfo, lemke
 
 __all__ = [
     "CHI_LAWS",
@@ -19,9 +21,11 @@ __all__ = [
     "LAWS",
     "ChiLaw",
     "ContactLaw",
+    "LemkeInfo",
     "hertz_stiffness",
     "kelvin_voigt_damping_ratio",
     "kelvin_voigt_restitution_linear",
+    "lemke",
     "output_restitution",
     "reference_indentation",
     "restitution_closed_form",
