@@ -11,9 +11,10 @@ map to the free-flyer velocity (base twist in the base frame, SPEC 3) by
           \dot\theta_0]^\top,\ \dot\theta_J = [\dot\theta_1, \dot\theta_2, \dot\theta_3],
 
 so the paper's eqs. (6)-(8) hold with ``M = P^T H P`` and ``h = P^T (b + H P' u)``, ``H`` and ``b`` from the
-core's CRBA/RNEA (``P' u`` by forward-mode differentiation of ``P(q) u`` along ``u``). The contact point
+core's kinematics pass (``P' u`` by forward-mode differentiation of ``P(q) u`` along ``u``). The contact point
 ``P`` (the tip of link 3) has the world position, Jacobian ``J_P = J_tip P`` and drift ``J_P' u`` used by
-:mod:`diffspace.contact.unilateral`.
+:mod:`diffspace.contact.unilateral`. One kinematics pass per step serves all of them (:meth:`PlanarArm.evaluate`),
+which keeps the compiled time step small.
 
 Geometry (paper Fig. 3, Table 1): joint 1 lies ``l0`` below the base centre of mass (base frame), link
 ``i`` hangs along its ``-y`` axis at zero angle with its centre of mass at ``l_i / 2`` and the next joint
@@ -31,7 +32,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float
 
-from ... import dynamics
+from ... import dynamics, spatial
 from ...dynamics import BaseMotion
 from ...robot import LinkTree, Robot, build_robot
 
@@ -74,6 +75,14 @@ class TipKinematics(eqx.Module):
     drift: Float[Array, "2"]
 
 
+class ArmState(eqx.Module):
+    """Mass matrix ``M``, bias ``h`` (paper eq. (6)) and tip kinematics at one state."""
+
+    mass: Float[Array, "6 6"]
+    bias: Float[Array, "6"]
+    tip: TipKinematics
+
+
 class PlanarArm(eqx.Module):
     """The planar floating-base arm in the paper's coordinates (see the module text)."""
 
@@ -103,23 +112,47 @@ class PlanarArm(eqx.Module):
         """``P(q)`` (the velocity map is linear in ``u``)."""
         return jax.jacfwd(lambda u: self.free_flyer_velocity(q, u))(jnp.zeros(6))
 
-    def mass_matrix_and_bias(self, q: Float[Array, "6"], u: Float[Array, "6"]):
-        """``M(q) = P^T H P`` and ``h(q, u) = P^T (b + H P' u)`` (paper eqs. (7), (8))."""
-        p = self.velocity_map(q)
-        h_full, b_full = dynamics.mass_matrix_and_bias(self.robot, self.free_flyer_configuration(q), p @ u)
+    def evaluate(self, q: Float[Array, "6"], u: Float[Array, "6"]) -> ArmState:
+        """Everything one time step needs at ``(q, u)``, from one pass of the core's kinematics:
+        ``M = P^T H P``, ``h = P^T (b + H P' u)`` (paper eqs. (7), (8)) and the tip kinematics."""
+        velocity_map = self.velocity_map(q)
         p_dot_u = jax.jvp(lambda x: self.free_flyer_velocity(x, u), (q,), (u,))[1]
-        return p.T @ h_full @ p, p.T @ (b_full + h_full @ p_dot_u)
+        kin = dynamics.kinematics(self.robot, self.free_flyer_configuration(q), velocity_map @ u)
+        h_full = dynamics.mass_matrix_from_kinematics(self.robot, kin)
+        b_full = dynamics.bias_from_kinematics(self.robot, kin)
+        return ArmState(
+            mass=velocity_map.T @ h_full @ velocity_map,
+            bias=velocity_map.T @ (b_full + h_full @ p_dot_u),
+            tip=self._tip(q, kin, velocity_map, p_dot_u),
+        )
+
+    def _tip(self, q, kin: dynamics.Kinematics, velocity_map, p_dot_u) -> TipKinematics:
+        r"""Tip position, ``J_P = J_tip P`` and drift ``J_P' u = J_tip' v + J_tip P' u`` from a kinematics pass.
+
+        ``J_tip`` is the core's ``frame_jacobian`` formula (world axes) on the pass's body Jacobian; with the
+        body's twist ``[v_o; w]`` and velocity-product acceleration ``c = J_i' v`` (both body axes, offset
+        ``r`` of the tip), ``J_tip' v = R (c_lin + c_ang x r + w x (v_o + w x r))``: the classical
+        acceleration of the tip at zero ``v'``.
+        """
+        frame = self.robot.frame_index(TIP)
+        body = self.robot.frame_bodies[frame]
+        offset = self.robot.frame_pos[frame]
+        rot_base, pos_base = dynamics.base_pose(self.free_flyer_configuration(q))
+        rot = rot_base @ kin.rot[body]
+        jac = kin.jac[body]
+        tip_jac = rot @ (jac[:3] - spatial.skew(offset) @ jac[3:])
+        twist, bias = kin.twist[body], kin.bias_accel[body]
+        omega = twist[3:]
+        point_velocity = twist[:3] + jnp.cross(omega, offset)
+        drift = rot @ (bias[:3] + jnp.cross(bias[3:], offset) + jnp.cross(omega, point_velocity))
+        return TipKinematics(
+            position=(pos_base + rot_base @ kin.pos[body] + rot @ offset)[:2],
+            jacobian=(tip_jac @ velocity_map)[:2],
+            drift=(drift + tip_jac @ p_dot_u)[:2],
+        )
 
     def tip_position(self, q: Float[Array, "6"]) -> Float[Array, "2"]:
         return dynamics.frame_pose(self.robot, self.free_flyer_configuration(q), TIP)[1][:2]
-
-    def tip_jacobian(self, q: Float[Array, "6"]) -> Float[Array, "2 6"]:
-        jac = dynamics.frame_jacobian(self.robot, self.free_flyer_configuration(q), TIP, "world")
-        return jac[:2] @ self.velocity_map(q)
-
-    def tip(self, q: Float[Array, "6"], u: Float[Array, "6"]) -> TipKinematics:
-        _, drift = jax.jvp(lambda x: self.tip_jacobian(x) @ u, (q,), (u,))
-        return TipKinematics(self.tip_position(q), self.tip_jacobian(q), drift)
 
     def body_points(self, q: Float[Array, "6"]) -> Float[Array, "5 2"]:
         """Base centre, joints 1-3 and the tip (world ``x, y``) for configuration plots."""

@@ -55,8 +55,8 @@ def run(arm: PlanarArm, q0, u0, mu, controller: TaskController, profiles: InputP
     def step(state, k):
         q, u = state
         t = k * options.dt
-        mass, bias = arm.mass_matrix_and_bias(q, u)
-        tip = arm.tip(q, u)
+        state = arm.evaluate(q, u)
+        mass, bias, tip = state.mass, state.bias, state.tip
         inputs = profiles(t) + controller(t, q, u, tip.position, tip.jacobian, reference)
         contacts = point_plane_contacts(
             tip.position[None], tip.jacobian[None], tip.drift[None], PLANE_NORMAL, PLANE_TANGENT, mu

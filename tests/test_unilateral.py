@@ -1,0 +1,263 @@
+"""Unilateral contact with friction (contact.unilateral) and the planar floating-base arm scenario.
+
+Independent references: Coulomb friction on a pressed block in closed form, the paper's Lagrangian (eqs.
+(1)-(8), written out here with slender rods) for the arm's M and h, the core's frame functions for the tip
+kinematics, momentum balance, and central finite differences for the gradients through the LCPs.
+"""
+
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from diffspace import dynamics
+from diffspace.contact.unilateral import (
+    SEPARATED,
+    SLIP_NEGATIVE,
+    SLIP_POSITIVE,
+    STICK,
+    contact_step,
+    point_plane_contacts,
+)
+from diffspace.io.packaged import DATA_DIR
+from diffspace.scenarios import load_scenario
+from diffspace.scenarios.unilateral import PlanarArm
+from diffspace.status import ConfigError
+
+CONFIG = DATA_DIR / "unilateral_contact.toml"
+FORMULATIONS = ("acceleration", "velocity")
+MASSES, LENGTHS, BASE_INERTIA = [1000.0, 30.0, 20.0, 10.0], [1.0, 1.0, 0.7, 0.5], 601.667
+Q0 = np.array([0.0, 2.5, 0.0, np.pi / 3, -np.pi / 3, np.arccos(3 / 5)])
+
+
+# ----------------------------------------------------------------------------- the model
+def _paper_kinetic_energy(q, u):
+    """T of eq. (5) from the positions of eqs. (1)-(2): uniform slender links, angles from the downward
+    vertical, joint 1 at l0 below the base centre."""
+    down = lambda phi: jnp.stack([jnp.sin(phi), -jnp.cos(phi)])  # noqa: E731
+
+    def centres(q):
+        phi, joint = q[2], q[:2] + LENGTHS[0] * down(q[2])
+        points, angles = [q[:2]], [phi]
+        for i in range(3):
+            phi = phi + q[3 + i]
+            points.append(joint + 0.5 * LENGTHS[i + 1] * down(phi))
+            angles.append(phi)
+            joint = joint + LENGTHS[i + 1] * down(phi)
+        return jnp.stack(points), jnp.stack(angles)
+
+    _, (velocities, rates) = jax.jvp(centres, (q,), (u,))
+    inertia = jnp.array([BASE_INERTIA] + [m * l**2 / 12 for m, l in zip(MASSES[1:], LENGTHS[1:])])
+    return 0.5 * jnp.sum(jnp.array(MASSES) * jnp.sum(velocities**2, axis=1)) + 0.5 * jnp.sum(inertia * rates**2)
+
+
+def test_planar_arm_matches_the_papers_lagrangian_and_the_core_frames():
+    arm = PlanarArm.build(MASSES, LENGTHS, BASE_INERTIA)
+    rng = np.random.default_rng(0)
+    q, u = jnp.asarray(Q0 + 0.3 * rng.normal(size=6)), jnp.asarray(rng.normal(size=6))
+    state = jax.jit(PlanarArm.evaluate)(arm, q, u)
+    # eq. (7): M = d2T/du2; eq. (8) with the sign of Lagrange's equation: h = (d2T/du dq) u - dT/dq
+    mass = jax.hessian(_paper_kinetic_energy, argnums=1)(q, u)
+    mixed = jax.jacfwd(jax.grad(_paper_kinetic_energy, argnums=1), argnums=0)(q, u)
+    bias = mixed @ u - jax.grad(_paper_kinetic_energy, argnums=0)(q, u)
+    np.testing.assert_allclose(state.mass, mass, rtol=0, atol=1e-12 * np.abs(mass).max())
+    np.testing.assert_allclose(state.bias, bias, rtol=0, atol=1e-12 * np.abs(bias).max())
+    # tip: position from the core's frame_pose, Jacobian and drift by differentiating it (u = q')
+    jacobian = jax.jacfwd(arm.tip_position)(q)
+    drift = jax.jvp(lambda x: jax.jacfwd(arm.tip_position)(x) @ u, (q,), (u,))[1]
+    np.testing.assert_allclose(state.tip.position, arm.tip_position(q), atol=1e-14)
+    np.testing.assert_allclose(state.tip.jacobian, jacobian, atol=1e-13)
+    np.testing.assert_allclose(state.tip.drift, drift, atol=1e-13)
+    # the planar velocity map lies in BaseMotion.planar's subspace, and the paper's q0 puts the tip on y = 0
+    v = arm.free_flyer_velocity(q, u)
+    np.testing.assert_allclose(arm.base_motion.project(v), v, atol=1e-15)
+    assert abs(float(arm.tip_position(jnp.asarray(Q0))[1])) < 1e-15
+    np.testing.assert_allclose(dynamics.momentum(arm.robot, arm.free_flyer_configuration(q), v)[0][:2],
+                               (state.mass @ u)[:2], rtol=1e-12)
+
+
+# ----------------------------------------------------------------------------- block on a plane
+MASS, PRESS, MU, DT, STEPS = 2.0, 10.0, 0.3, 0.01, 120
+
+
+def _block_run(formulation, push, v0):
+    """A point mass (x, y) pressed onto y = 0 by PRESS and pushed by push(t) along x."""
+
+    def step(state, k):
+        q, u = state
+        contacts = point_plane_contacts(q[None], jnp.eye(2)[None], jnp.zeros((1, 2)), [0.0, 1.0], [[1.0, 0.0]], MU)
+        force = jnp.stack([push(k * DT), -PRESS])
+        res = contact_step(formulation, MASS * jnp.eye(2), force, u, contacts, DT, baumgarte_rate=25.0)
+        return (q + DT * res.velocity, res.velocity), (res.velocity, res.normal_force[0], res.tangent_force[0, 0],
+                                                       res.mode[0], q[1], res.info.converged)
+
+    return jax.lax.scan(step, (jnp.zeros(2), jnp.array([v0, 0.0])), jnp.arange(STEPS))[1]
+
+
+@pytest.mark.parametrize("formulation", FORMULATIONS)
+def test_block_sticks_below_mu_n_and_slides_with_the_analytic_acceleration_above(formulation):
+    limit = MU * PRESS
+    ratios = jnp.array([0.0, 0.5, 0.95, 1.05, 2.0])
+    cases = jax.jit(jax.vmap(lambda r: _block_run(formulation, lambda t: r * limit, 0.0)))(ratios)
+    velocity, normal, tangent, mode, gap, converged = (np.asarray(x) for x in cases)
+    assert converged.all()
+    np.testing.assert_allclose(normal, PRESS, rtol=1e-12)
+    np.testing.assert_allclose(velocity[..., 1], 0.0, atol=1e-14)
+    assert np.abs(gap).max() < 1e-15  # no penetration
+    t_end = DT * np.arange(1, STEPS + 1)
+    for ratio, v, lam_t, m in zip(np.asarray(ratios), velocity[..., 0], tangent, mode):
+        if ratio < 1.0:  # sticks: friction balances the push exactly
+            np.testing.assert_allclose(v, 0.0, atol=1e-14)
+            np.testing.assert_allclose(lam_t, -ratio * limit, atol=1e-12)
+            assert np.all(m == STICK)
+        else:  # slides: v = (F - mu N) t / m (exact for a constant force), friction at -mu N
+            np.testing.assert_allclose(v, (ratio - 1.0) * limit / MASS * t_end, rtol=1e-10)
+            np.testing.assert_allclose(lam_t, -limit, rtol=1e-12)
+            assert np.all(m == SLIP_POSITIVE)
+
+
+@pytest.mark.parametrize("formulation", FORMULATIONS)
+def test_block_decelerates_stops_and_slips_at_the_friction_limit(formulation):
+    limit = MU * PRESS
+    # 1) sliding at v0 = 1 m/s with no push: v = v0 - mu N t / m until the stop, then stuck
+    v0 = 1.0
+    velocity, _, tangent, mode, _, _ = (np.asarray(x) for x in jax.jit(
+        lambda: _block_run(formulation, lambda t: 0.0 * t, v0))())
+    t_end = DT * np.arange(1, STEPS + 1)
+    t_stop = v0 * MASS / limit
+    sliding = t_end < t_stop - 1e-9
+    np.testing.assert_allclose(velocity[sliding, 0], v0 - limit / MASS * t_end[sliding], rtol=1e-12)
+    assert np.all(mode[sliding] == SLIP_POSITIVE) and np.all(tangent[sliding] == pytest.approx(-limit))
+    stopped = t_end > t_stop + DT
+    np.testing.assert_allclose(velocity[stopped, 0], 0.0, atol=1e-14)
+    assert np.all(mode[stopped] == STICK)
+    # 2) a push ramping at c N/s: stuck while c t <= mu N, sliding from the first step beyond
+    rate = 20.0
+    velocity, _, _, mode, _, _ = (np.asarray(x) for x in jax.jit(
+        lambda: _block_run(formulation, lambda t: rate * t, 0.0))())
+    t_step = DT * np.arange(STEPS)
+    assert np.all(mode[rate * t_step < limit - 1e-9] == STICK)
+    assert np.all(mode[rate * t_step > limit + 1e-9] == SLIP_POSITIVE)
+    first_slip = t_step[np.argmax(mode == SLIP_POSITIVE)]
+    assert first_slip == pytest.approx(limit / rate, abs=DT)
+
+
+def test_velocity_level_handles_an_impact_with_zero_penetration():
+    """A block arriving at 1 m/s stops within one step (inelastic impulse, no penetration); the
+    acceleration level has no impulses and stops it over a few steps through the Baumgarte term."""
+    def run(formulation):
+        def step(state, k):
+            q, u = state
+            contacts = point_plane_contacts(q[None], jnp.eye(2)[None], jnp.zeros((1, 2)), [0.0, 1.0],
+                                            [[1.0, 0.0]], MU)
+            res = contact_step(formulation, MASS * jnp.eye(2), jnp.zeros(2), u, contacts, DT, baumgarte_rate=25.0)
+            return (q + DT * res.velocity, res.velocity), (q[1], res.normal_force[0], res.mode[0])
+
+        start = (jnp.array([0.0, 0.0505]), jnp.array([0.5, -1.0]))
+        return [np.asarray(x) for x in jax.lax.scan(step, start, jnp.arange(20))[1]]
+
+    gap, normal, mode = run("velocity")
+    assert gap.min() >= -1e-15  # lands exactly on the plane
+    k = int(np.argmax(normal > 0))
+    assert gap[k] == pytest.approx(0.0005, abs=1e-12) and np.all(gap[k + 1 :] == pytest.approx(0.0, abs=1e-15))
+    # impulse = m |v_n| over one step; friction impulse mu times it (the tangential speed 0.5 is not lost)
+    assert normal[k] * DT == pytest.approx(MASS * (1.0 - 0.0005 / DT), rel=1e-12)
+    assert mode[k] == SLIP_POSITIVE and np.all(mode[:k] == SEPARATED)
+    gap_acc, _, _ = run("acceleration")
+    assert gap_acc.min() < -1e-3  # penetrates by ~ v / (e alpha) before the drift correction stops it
+
+
+# ----------------------------------------------------------------------------- the arm scenario
+@pytest.fixture(scope="module")
+def arm_runs():
+    """The shipped config in both formulations, with the base free (no base control): one compile each."""
+    runs = {}
+    for formulation in FORMULATIONS:
+        scenario = load_scenario(CONFIG, [f'unilateral.formulation="{formulation}"',
+                                          "controller.base_stiffness=[0,0,0]", "controller.base_damping=[0,0,0]"])
+        runs[formulation] = (scenario, jax.jit(type(scenario).simulate)(scenario, scenario.params))
+    return runs
+
+
+@pytest.mark.parametrize("formulation", FORMULATIONS)
+def test_arm_penetration_and_momentum_balance(arm_runs, formulation):
+    scenario, outcome = arm_runs[formulation]
+    traj = outcome.trajectory
+    assert int(outcome.status) == 0 and bool(np.all(traj.lcp_converged))
+    summary = scenario.summary(outcome)
+    # the tip presses, sticks, then slides +x and back: every mode but separation after the first step
+    assert summary["stick_s"] > 0.5 and summary["slip_positive_s"] > 2.0 and summary["separated_s"] <= 0.01
+    # penetration within the step's tolerance: velocity level, the second-order term dt^2 |J_N' u| / 2 of the
+    # linearised gap; acceleration level, the Baumgarte steady state of that per-step drift, |J_N' u| / alpha^2
+    drift = np.asarray(jax.jit(jax.vmap(lambda q, u: scenario.arm.evaluate(q, u).tip.drift[1]))(traj.q, traj.u))
+    alpha, dt = scenario.options.baumgarte_rate, scenario.options.dt
+    bound = 0.5 * dt**2 * np.abs(drift).max() if formulation == "velocity" else np.abs(drift).max() / alpha**2
+    assert summary["max_penetration_m"] <= bound
+    # free base: the linear momentum changes only by the contact impulse (no base input), up to the
+    # first-order scheme's O(dt) error (2e-4 of the impulse measured; halving dt halves it, see the slow test)
+    change, contact = np.array(summary["momentum_change_N_s"]), np.array(summary["contact_impulse_N_s"])
+    assert np.allclose(summary["applied_impulse_N_s"], 0.0)
+    assert np.abs(change - contact).max() <= 1e-3 * np.abs(contact).max()
+
+
+def test_formulations_agree_in_sustained_contact(arm_runs):
+    """Both formulations integrate the same smooth contact phases: forces and tip path agree to O(dt)."""
+    acc, vel = (arm_runs[f][1].trajectory for f in FORMULATIONS)
+    np.testing.assert_array_equal(acc.mode[1:], vel.mode[1:])
+    assert np.abs(acc.normal_force - vel.normal_force).max() < 0.02 * np.abs(vel.normal_force).max()
+    assert np.abs(acc.tip[:, 0] - vel.tip[:, 0]).max() < 1e-4
+
+
+def test_summary_and_files(arm_runs, tmp_path: Path):
+    scenario, outcome = arm_runs["acceleration"]
+    summary = scenario.summary(outcome)
+    intervals = summary["contact_intervals"]
+    assert intervals[0]["start_s"] == 0.0 and intervals[-1]["end_s"] == pytest.approx(5.0)
+    assert all(a["end_s"] == pytest.approx(b["start_s"]) for a, b in zip(intervals, intervals[1:]))
+    assert sum(summary[k] for k in ("separated_s", "stick_s", "slip_positive_s", "slip_negative_s")) == pytest.approx(5.0)
+    assert summary["status"] == "ok" and summary["peak_normal_force_N"] > 5.0
+    scenario.write(outcome, tmp_path)
+    for name in ("states.csv", "steps.csv", "joint_angles.png", "contact_forces.png", "configurations.png",
+                 "inputs.png"):
+        assert (tmp_path / name).stat().st_size > 0
+    assert int(np.max(outcome.trajectory.mode)) == SLIP_NEGATIVE
+
+
+def test_gradients_of_tip_travel_match_central_differences():
+    """d(tip travel)/d(stiffness, mu) through 300 acceleration-level LCPs, vs central differences."""
+    scenario = load_scenario(CONFIG, ["unilateral.t_final_s=3.0"])
+    keys = ("controller.stiffness_N_m", "contact.mu")
+
+    def travel(values):
+        params = scenario.with_design(scenario.params, dict(zip(keys, values)))
+        return scenario.metrics(params)["tip_travel_m"]
+
+    x = jnp.array([200.0, 0.1])
+    grad = np.asarray(jax.jit(jax.grad(travel))(x))
+    forward = jax.jit(jax.vmap(travel))
+    steps = np.array([1e-5, 1e-5])  # relative: small enough that no mode switch moves to another step
+    shifts = np.concatenate([np.diag(x * steps), -np.diag(x * steps)])
+    values = np.asarray(forward(x + shifts))
+    fd = (values[:2] - values[2:]) / (2 * x * steps)
+    assert np.all(np.abs(grad) > 1e-6)
+    np.testing.assert_allclose(grad, fd, rtol=1e-5)
+
+
+def test_config_errors_name_the_key():
+    bad = {
+        "inputs.times_s=[0.0, 0.0]": "inputs.times_s",
+        "inputs.base_force_x_N=[1.0, 2.0, 3.0]": "inputs.base_force_x_N",
+        "unilateral.t_final_s=1.005": "unilateral.t_final_s",
+        "unilateral.initial_joint_angles_deg=[60.0, -60.0, 40.0]": "unilateral.initial_joint_angles_deg",
+        'unilateral.formulation="implicit"': "unilateral.formulation",
+        "robot.masses_kg=[1000.0, -30.0, 20.0, 10.0]": "robot.masses_kg",
+    }
+    for override, key in bad.items():
+        with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
+            load_scenario(CONFIG, [override])
+    scenario = load_scenario(CONFIG)
+    with pytest.raises(ConfigError, match="controller.stiffness_N_m"):
+        scenario.with_design(scenario.params, {"controller.gain": 1.0})
+    assert {p.key for p in scenario.design_space()} >= {"contact.mu", "controller.stiffness_N_m"}
