@@ -53,120 +53,126 @@ def _paper_kinetic_energy(q, u):
     return 0.5 * jnp.sum(jnp.array(MASSES) * jnp.sum(velocities**2, axis=1)) + 0.5 * jnp.sum(inertia * rates**2)
 
 
+@jax.jit
+def _model_and_references(arm, q, u):
+    """The model's quantities and the independent ones, in one compiled program."""
+    mass = jax.hessian(_paper_kinetic_energy, argnums=1)(q, u)  # eq. (7)
+    mixed = jax.jacfwd(jax.grad(_paper_kinetic_energy, argnums=1), argnums=0)(q, u)
+    bias = mixed @ u - jax.grad(_paper_kinetic_energy, argnums=0)(q, u)  # eq. (8), Lagrange's sign
+    jacobian = jax.jacfwd(arm.tip_position)(q)  # core frame_pose, differentiated (u = q')
+    drift = jax.jvp(lambda x: jax.jacfwd(arm.tip_position)(x) @ u, (q,), (u,))[1]
+    v = arm.free_flyer_velocity(q, u)
+    momentum = dynamics.momentum(arm.robot, arm.free_flyer_configuration(q), v)[0][:2]
+    references = dict(mass=mass, bias=bias, position=arm.tip_position(q), jacobian=jacobian, drift=drift,
+                      projected=arm.base_motion.project(v) - v, momentum=momentum, q0_tip=arm.tip_position(Q0))
+    return arm.evaluate(q, u), references
+
+
 def test_planar_arm_matches_the_papers_lagrangian_and_the_core_frames():
     arm = PlanarArm.build(MASSES, LENGTHS, BASE_INERTIA)
     rng = np.random.default_rng(0)
     q, u = jnp.asarray(Q0 + 0.3 * rng.normal(size=6)), jnp.asarray(rng.normal(size=6))
-    state = jax.jit(PlanarArm.evaluate)(arm, q, u)
-    # eq. (7): M = d2T/du2; eq. (8) with the sign of Lagrange's equation: h = (d2T/du dq) u - dT/dq
-    mass = jax.hessian(_paper_kinetic_energy, argnums=1)(q, u)
-    mixed = jax.jacfwd(jax.grad(_paper_kinetic_energy, argnums=1), argnums=0)(q, u)
-    bias = mixed @ u - jax.grad(_paper_kinetic_energy, argnums=0)(q, u)
-    np.testing.assert_allclose(state.mass, mass, rtol=0, atol=1e-12 * np.abs(mass).max())
-    np.testing.assert_allclose(state.bias, bias, rtol=0, atol=1e-12 * np.abs(bias).max())
-    # tip: position from the core's frame_pose, Jacobian and drift by differentiating it (u = q')
-    jacobian = jax.jacfwd(arm.tip_position)(q)
-    drift = jax.jvp(lambda x: jax.jacfwd(arm.tip_position)(x) @ u, (q,), (u,))[1]
-    np.testing.assert_allclose(state.tip.position, arm.tip_position(q), atol=1e-14)
-    np.testing.assert_allclose(state.tip.jacobian, jacobian, atol=1e-13)
-    np.testing.assert_allclose(state.tip.drift, drift, atol=1e-13)
-    # the planar velocity map lies in BaseMotion.planar's subspace, and the paper's q0 puts the tip on y = 0
-    v = arm.free_flyer_velocity(q, u)
-    np.testing.assert_allclose(arm.base_motion.project(v), v, atol=1e-15)
-    assert abs(float(arm.tip_position(jnp.asarray(Q0))[1])) < 1e-15
-    np.testing.assert_allclose(dynamics.momentum(arm.robot, arm.free_flyer_configuration(q), v)[0][:2],
-                               (state.mass @ u)[:2], rtol=1e-12)
+    state, ref = _model_and_references(arm, q, u)
+    np.testing.assert_allclose(state.mass, ref["mass"], rtol=0, atol=1e-12 * np.abs(ref["mass"]).max())
+    np.testing.assert_allclose(state.bias, ref["bias"], rtol=0, atol=1e-12 * np.abs(ref["bias"]).max())
+    np.testing.assert_allclose(state.tip.position, ref["position"], atol=1e-14)
+    np.testing.assert_allclose(state.tip.jacobian, ref["jacobian"], atol=1e-13)
+    np.testing.assert_allclose(state.tip.drift, ref["drift"], atol=1e-13)
+    # the planar velocity map lies in BaseMotion.planar's subspace; x0, y0 are world translations, so the
+    # core's linear momentum is the first two generalised momenta; the paper's q0 puts the tip on y = 0
+    np.testing.assert_allclose(ref["projected"], 0.0, atol=1e-15)
+    np.testing.assert_allclose(ref["momentum"], (state.mass @ u)[:2], rtol=1e-12)
+    assert abs(float(ref["q0_tip"][1])) < 1e-15
 
 
 # ----------------------------------------------------------------------------- block on a plane
 MASS, PRESS, MU, DT, STEPS = 2.0, 10.0, 0.3, 0.01, 120
+LIMIT = MU * PRESS
+# cases: (push ratio to mu N, push rate [N/s], initial x', initial y', initial gap [m], press on/off)
+BLOCK_CASES = np.array([
+    [0.0, 0.0, 0.0, 0.0, 0.0, 1.0],  # pressed, no push: sticks
+    [0.5, 0.0, 0.0, 0.0, 0.0, 1.0],
+    [0.95, 0.0, 0.0, 0.0, 0.0, 1.0],  # just below the friction limit: sticks
+    [1.05, 0.0, 0.0, 0.0, 0.0, 1.0],  # just above: slides
+    [2.0, 0.0, 0.0, 0.0, 0.0, 1.0],
+    [0.0, 0.0, 1.0, 0.0, 0.0, 1.0],  # sliding at 1 m/s, no push: decelerates and stops
+    [0.0, 20.0, 0.0, 0.0, 0.0, 1.0],  # push ramping at 20 N/s: slips once 20 t > mu N
+    [0.0, 0.0, 0.5, -1.0, 0.0505, 0.0],  # free flight onto the plane at 1 m/s: impact
+])
 
 
-def _block_run(formulation, push, v0):
-    """A point mass (x, y) pressed onto y = 0 by PRESS and pushed by push(t) along x."""
+def _block_run(formulation, case):
+    """A point mass (x, y) pressed onto y = 0 by PRESS and pushed along x (one row of BLOCK_CASES)."""
+    ratio, rate, vx, vy, gap, pressed = case
 
     def step(state, k):
         q, u = state
         contacts = point_plane_contacts(q[None], jnp.eye(2)[None], jnp.zeros((1, 2)), [0.0, 1.0], [[1.0, 0.0]], MU)
-        force = jnp.stack([push(k * DT), -PRESS])
+        force = jnp.stack([ratio * LIMIT + rate * k * DT, -PRESS * pressed])
         res = contact_step(formulation, MASS * jnp.eye(2), force, u, contacts, DT, baumgarte_rate=25.0)
         return (q + DT * res.velocity, res.velocity), (res.velocity, res.normal_force[0], res.tangent_force[0, 0],
                                                        res.mode[0], q[1], res.info.converged)
 
-    return jax.lax.scan(step, (jnp.zeros(2), jnp.array([v0, 0.0])), jnp.arange(STEPS))[1]
+    start = (jnp.stack([0.0, gap]), jnp.stack([vx, vy]))
+    return jax.lax.scan(step, start, jnp.arange(STEPS))[1]
+
+
+@pytest.fixture(scope="module")
+def block_runs():
+    return {f: [np.asarray(x) for x in jax.jit(jax.vmap(lambda c: _block_run(f, c)))(jnp.asarray(BLOCK_CASES))]
+            for f in FORMULATIONS}
 
 
 @pytest.mark.parametrize("formulation", FORMULATIONS)
-def test_block_sticks_below_mu_n_and_slides_with_the_analytic_acceleration_above(formulation):
-    limit = MU * PRESS
-    ratios = jnp.array([0.0, 0.5, 0.95, 1.05, 2.0])
-    cases = jax.jit(jax.vmap(lambda r: _block_run(formulation, lambda t: r * limit, 0.0)))(ratios)
-    velocity, normal, tangent, mode, gap, converged = (np.asarray(x) for x in cases)
+def test_block_sticks_below_mu_n_and_slides_with_the_analytic_acceleration_above(block_runs, formulation):
+    velocity, normal, tangent, mode, gap, converged = (x[:5] for x in block_runs[formulation])
     assert converged.all()
     np.testing.assert_allclose(normal, PRESS, rtol=1e-12)
     np.testing.assert_allclose(velocity[..., 1], 0.0, atol=1e-14)
     assert np.abs(gap).max() < 1e-15  # no penetration
     t_end = DT * np.arange(1, STEPS + 1)
-    for ratio, v, lam_t, m in zip(np.asarray(ratios), velocity[..., 0], tangent, mode):
+    for ratio, v, lam_t, m in zip(BLOCK_CASES[:5, 0], velocity[..., 0], tangent, mode):
         if ratio < 1.0:  # sticks: friction balances the push exactly
             np.testing.assert_allclose(v, 0.0, atol=1e-14)
-            np.testing.assert_allclose(lam_t, -ratio * limit, atol=1e-12)
+            np.testing.assert_allclose(lam_t, -ratio * LIMIT, atol=1e-12)
             assert np.all(m == STICK)
         else:  # slides: v = (F - mu N) t / m (exact for a constant force), friction at -mu N
-            np.testing.assert_allclose(v, (ratio - 1.0) * limit / MASS * t_end, rtol=1e-10)
-            np.testing.assert_allclose(lam_t, -limit, rtol=1e-12)
+            np.testing.assert_allclose(v, (ratio - 1.0) * LIMIT / MASS * t_end, rtol=1e-10)
+            np.testing.assert_allclose(lam_t, -LIMIT, rtol=1e-12)
             assert np.all(m == SLIP_POSITIVE)
 
 
 @pytest.mark.parametrize("formulation", FORMULATIONS)
-def test_block_decelerates_stops_and_slips_at_the_friction_limit(formulation):
-    limit = MU * PRESS
-    # 1) sliding at v0 = 1 m/s with no push: v = v0 - mu N t / m until the stop, then stuck
-    v0 = 1.0
-    velocity, _, tangent, mode, _, _ = (np.asarray(x) for x in jax.jit(
-        lambda: _block_run(formulation, lambda t: 0.0 * t, v0))())
+def test_block_decelerates_stops_and_slips_at_the_friction_limit(block_runs, formulation):
+    velocity, _, tangent, mode, _, _ = (x[5] for x in block_runs[formulation])
+    # sliding at v0 = 1 m/s with no push: v = v0 - mu N t / m until the stop, then stuck
     t_end = DT * np.arange(1, STEPS + 1)
-    t_stop = v0 * MASS / limit
+    t_stop = MASS / LIMIT
     sliding = t_end < t_stop - 1e-9
-    np.testing.assert_allclose(velocity[sliding, 0], v0 - limit / MASS * t_end[sliding], rtol=1e-12)
-    assert np.all(mode[sliding] == SLIP_POSITIVE) and np.all(tangent[sliding] == pytest.approx(-limit))
+    np.testing.assert_allclose(velocity[sliding, 0], 1.0 - LIMIT / MASS * t_end[sliding], rtol=1e-12)
+    assert np.all(mode[sliding] == SLIP_POSITIVE) and np.allclose(tangent[sliding], -LIMIT, rtol=1e-12)
     stopped = t_end > t_stop + DT
     np.testing.assert_allclose(velocity[stopped, 0], 0.0, atol=1e-14)
     assert np.all(mode[stopped] == STICK)
-    # 2) a push ramping at c N/s: stuck while c t <= mu N, sliding from the first step beyond
-    rate = 20.0
-    velocity, _, _, mode, _, _ = (np.asarray(x) for x in jax.jit(
-        lambda: _block_run(formulation, lambda t: rate * t, 0.0))())
+    # a push ramping at c N/s: stuck while c t <= mu N, sliding from the first step beyond
+    mode, rate = block_runs[formulation][3][6], BLOCK_CASES[6, 1]
     t_step = DT * np.arange(STEPS)
-    assert np.all(mode[rate * t_step < limit - 1e-9] == STICK)
-    assert np.all(mode[rate * t_step > limit + 1e-9] == SLIP_POSITIVE)
-    first_slip = t_step[np.argmax(mode == SLIP_POSITIVE)]
-    assert first_slip == pytest.approx(limit / rate, abs=DT)
+    assert np.all(mode[rate * t_step < LIMIT - 1e-9] == STICK)
+    assert np.all(mode[rate * t_step > LIMIT + 1e-9] == SLIP_POSITIVE)
+    assert t_step[np.argmax(mode == SLIP_POSITIVE)] == pytest.approx(LIMIT / rate, abs=DT)
 
 
-def test_velocity_level_handles_an_impact_with_zero_penetration():
+def test_velocity_level_handles_an_impact_with_zero_penetration(block_runs):
     """A block arriving at 1 m/s stops within one step (inelastic impulse, no penetration); the
     acceleration level has no impulses and stops it over a few steps through the Baumgarte term."""
-    def run(formulation):
-        def step(state, k):
-            q, u = state
-            contacts = point_plane_contacts(q[None], jnp.eye(2)[None], jnp.zeros((1, 2)), [0.0, 1.0],
-                                            [[1.0, 0.0]], MU)
-            res = contact_step(formulation, MASS * jnp.eye(2), jnp.zeros(2), u, contacts, DT, baumgarte_rate=25.0)
-            return (q + DT * res.velocity, res.velocity), (q[1], res.normal_force[0], res.mode[0])
-
-        start = (jnp.array([0.0, 0.0505]), jnp.array([0.5, -1.0]))
-        return [np.asarray(x) for x in jax.lax.scan(step, start, jnp.arange(20))[1]]
-
-    gap, normal, mode = run("velocity")
-    assert gap.min() >= -1e-15  # lands exactly on the plane
-    k = int(np.argmax(normal > 0))
-    assert gap[k] == pytest.approx(0.0005, abs=1e-12) and np.all(gap[k + 1 :] == pytest.approx(0.0, abs=1e-15))
-    # impulse = m |v_n| over one step; friction impulse mu times it (the tangential speed 0.5 is not lost)
-    assert normal[k] * DT == pytest.approx(MASS * (1.0 - 0.0005 / DT), rel=1e-12)
+    _, normal, _, mode, gap, _ = (x[7] for x in block_runs["velocity"])
+    assert gap.min() >= -1e-15
+    k = int(np.argmax(normal > 0))  # the step that would end below the plane: gap 0.0505 - 5 * 0.01
+    assert gap[k] == pytest.approx(0.0005, abs=1e-12) and np.allclose(gap[k + 1 :], 0.0, atol=1e-15)
+    assert normal[k] * DT == pytest.approx(MASS * (1.0 - 0.0005 / DT), rel=1e-12)  # m (v - g / dt)
     assert mode[k] == SLIP_POSITIVE and np.all(mode[:k] == SEPARATED)
-    gap_acc, _, _ = run("acceleration")
-    assert gap_acc.min() < -1e-3  # penetrates by ~ v / (e alpha) before the drift correction stops it
+    gap_acc = block_runs["acceleration"][4][7]
+    assert gap_acc.min() < -1e-3  # ~ v / (e alpha) = 15 mm before the drift correction stops it
 
 
 # ----------------------------------------------------------------------------- the arm scenario
@@ -191,7 +197,7 @@ def test_arm_penetration_and_momentum_balance(arm_runs, formulation):
     assert summary["stick_s"] > 0.5 and summary["slip_positive_s"] > 2.0 and summary["separated_s"] <= 0.01
     # penetration within the step's tolerance: velocity level, the second-order term dt^2 |J_N' u| / 2 of the
     # linearised gap; acceleration level, the Baumgarte steady state of that per-step drift, |J_N' u| / alpha^2
-    drift = np.asarray(jax.jit(jax.vmap(lambda q, u: scenario.arm.evaluate(q, u).tip.drift[1]))(traj.q, traj.u))
+    drift = np.asarray(traj.tip_drift[:, 1])
     alpha, dt = scenario.options.baumgarte_rate, scenario.options.dt
     bound = 0.5 * dt**2 * np.abs(drift).max() if formulation == "velocity" else np.abs(drift).max() / alpha**2
     assert summary["max_penetration_m"] <= bound
@@ -235,12 +241,10 @@ def test_gradients_of_tip_travel_match_central_differences():
         return scenario.metrics(params)["tip_travel_m"]
 
     x = jnp.array([200.0, 0.1])
-    grad = np.asarray(jax.jit(jax.grad(travel))(x))
-    forward = jax.jit(jax.vmap(travel))
-    steps = np.array([1e-5, 1e-5])  # relative: small enough that no mode switch moves to another step
-    shifts = np.concatenate([np.diag(x * steps), -np.diag(x * steps)])
-    values = np.asarray(forward(x + shifts))
-    fd = (values[:2] - values[2:]) / (2 * x * steps)
+    value_and_grad = jax.jit(jax.value_and_grad(travel))  # one compile serves the differences too
+    grad = np.asarray(value_and_grad(x)[1])
+    h = 1e-5 * x  # relative steps small enough that no mode switch moves to another step
+    fd = [(value_and_grad(x + e)[0] - value_and_grad(x - e)[0]) / (2 * e.sum()) for e in np.diag(h)]
     assert np.all(np.abs(grad) > 1e-6)
     np.testing.assert_allclose(grad, fd, rtol=1e-5)
 

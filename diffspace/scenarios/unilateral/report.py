@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import equinox as eqx
 import jax
 import numpy as np
 
@@ -30,9 +31,15 @@ def mode_intervals(t: np.ndarray, mode: np.ndarray, dt: float) -> list[dict]:
     ]
 
 
+@eqx.filter_jit
+def _along(arm: PlanarArm, q, u):
+    """Linear momentum and the plotted body points at every sample (one compiled pass for both)."""
+    return jax.vmap(arm.linear_momentum)(q, u), jax.vmap(arm.body_points)(q)
+
+
 def momentum_balance(arm: PlanarArm, traj: Trajectory, dt: float) -> dict:
     """Linear momentum change of the whole system vs the impulses of the base inputs and the contact."""
-    momentum = np.asarray(jax.vmap(arm.linear_momentum)(traj.q, traj.u))
+    momentum = np.asarray(_along(arm, traj.q, traj.u)[0])
     applied = dt * np.asarray(traj.inputs[:, :2]).sum(axis=0)
     contact = dt * np.array([np.sum(traj.tangent_force), np.sum(traj.normal_force)])
     change = momentum[-1] - momentum[0]
@@ -118,7 +125,7 @@ def plot_configurations(arm: PlanarArm, traj: Trajectory, path: Path, snapshots:
 
     q, t = np.asarray(traj.q), np.asarray(traj.t)
     picks = np.linspace(0, len(t) - 1, snapshots).astype(int)
-    points = np.asarray(jax.vmap(arm.body_points)(traj.q[picks]))
+    points = np.asarray(_along(arm, traj.q, traj.u)[1])[picks]
     tip = np.asarray(traj.tip)
     fig, (ax, zoom) = plt.subplots(1, 2, figsize=(10, 4.5), gridspec_kw={"width_ratios": [1.2, 1]})
     colors = plt.cm.viridis(np.linspace(0, 1, snapshots))

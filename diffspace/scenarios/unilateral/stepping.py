@@ -39,6 +39,7 @@ class Trajectory(eqx.Module):
     q: Float[Array, "N1 6"]
     u: Float[Array, "N1 6"]
     tip: Float[Array, "N1 2"]
+    tip_drift: Float[Array, "N 2"]  # J_P' u: the tip's velocity-product acceleration [m/s^2]
     normal_force: Float[Array, " N"]  # lambda_N on the tip along +y [N]
     tangent_force: Float[Array, " N"]  # lambda_T on the tip along +x [N]
     mode: Int[Array, " N"]
@@ -66,17 +67,18 @@ def run(arm: PlanarArm, q0, u0, mu, controller: TaskController, profiles: InputP
             baumgarte_rate=options.baumgarte_rate, closed_gap=options.closed_gap,
         )
         u_next = result.velocity
-        record = (q, u, tip.position, result.normal_force[0], result.tangent_force[0, 0], result.mode[0], inputs,
+        record = (q, u, tip.position, tip.drift, result.normal_force[0], result.tangent_force[0, 0], result.mode[0], inputs,
                   result.info.iterations, result.info.converged)
         return (q + options.dt * u_next, u_next), record
 
     (q_end, u_end), rec = jax.lax.scan(step, (q0, u0), jnp.arange(options.n_steps))
-    q, u, tip, lam_n, lam_t, mode, inputs, pivots, converged = rec
+    q, u, tip, drift, lam_n, lam_t, mode, inputs, pivots, converged = rec
     return Trajectory(
         t=options.dt * jnp.arange(options.n_steps + 1),
         q=jnp.concatenate([q, q_end[None]]),
         u=jnp.concatenate([u, u_end[None]]),
         tip=jnp.concatenate([tip, arm.tip_position(q_end)[None]]),
+        tip_drift=drift,
         normal_force=lam_n,
         tangent_force=lam_t,
         mode=mode,
