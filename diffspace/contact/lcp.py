@@ -159,13 +159,18 @@ def _lexmin_row(tableau, column, eligible):
     safe = jnp.where(eligible, column, 1.0)
     keys = jnp.concatenate([tableau[:, -1:], tableau[:, :n]], axis=1) / safe[:, None]
 
-    def narrow(j, candidates):
+    def narrow(state):
+        j, candidates = state
         ratio = jnp.where(candidates, keys[:, j], jnp.inf)
         best = jnp.min(ratio)
         spread = jnp.max(jnp.where(candidates, jnp.abs(keys[:, j]), 0.0))
-        return candidates & (ratio <= best + TIE_TOL * (1.0 + spread))
+        return j + 1, candidates & (ratio <= best + TIE_TOL * (1.0 + spread))
 
-    candidates = jax.lax.fori_loop(0, n + 1, narrow, eligible)
+    def tied(state):  # later columns only break ties (the rows of B^-1 are independent: at most n + 1 passes)
+        j, candidates = state
+        return (j <= n) & (jnp.sum(candidates) > 1)
+
+    _, candidates = jax.lax.while_loop(tied, narrow, (0, eligible))
     return jnp.argmax(candidates)
 
 

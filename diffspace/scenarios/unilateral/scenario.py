@@ -7,7 +7,7 @@ integration (:mod:`.stepping`) are pure JAX, so a run is differentiable end to e
 through every LCP by the implicit derivative of its final basis.
 
 ``diffspace run configs/unilateral_contact.toml``; design variables: ``contact.mu`` and the controller's
-``stiffness_N_m``, ``damping_N_s_m``, ``press_force_N``; metrics: ``tip_travel_m`` (net tip motion along
+``stiffness_N_m``, ``damping_N_s_m``, ``press_force_N``, ``slide_m``; metrics: ``tip_travel_m`` (net tip motion along
 the plane), ``min_normal_force_N`` (smallest normal force after the pressing ramp: 0 means the tip
 separated), ``separated_s``, ``peak_normal_force_N``, ``max_penetration_m``.
 """
@@ -46,6 +46,10 @@ _DESIGN = {
     "controller.press_force_N": (
         lambda p: p.controller.press_force,
         Parameter("controller.press_force_N", 0.5, 20.0, "N", help="commanded pressing force"),
+    ),
+    "controller.slide_m": (
+        lambda p: p.controller.slide.end,
+        Parameter("controller.slide_m", 0.0, 0.45, "m", help="commanded slide along +x (reach limit 0.343 m)"),
     ),
 }
 
