@@ -20,10 +20,13 @@ semidefinite or copositive-plus ``M`` (the contact LCPs of :mod:`diffspace.conta
 reports the others.
 
 Implementation: the tableau ``B^{-1}[I, -M, -d, q]`` has a fixed ``n x (2n + 2)`` shape; the pivots run in a
-``lax.while_loop`` bounded by ``max_pivots`` (jit- and vmap-compatible; under ``vmap`` the batch pivots
-until its slowest member is done). The loop is never differentiated: derivatives come from the solution.
-The problem is scaled (``M / max|M|``, ``q / max|q|``) so the tolerances are relative, and the final
-basic solution is recomputed from the original data by one dense solve.
+``lax.while_loop`` bounded by ``max_pivots`` (static shapes, no Python control flow on data; jit- and
+vmap-compatible, and under ``vmap`` the batch pivots until its slowest member is done). A bounded while
+loop rather than a fixed-length ``scan`` because the loop is never differentiated (derivatives come from
+the solution, below), and it stops at the solution: typical LCPs need about ``n`` pivots, a fixed-length
+loop would pay ``max_pivots`` every time. The problem is scaled (``M / max|M|``, ``q / max|q|``) so the
+tolerances are relative, and the final basic solution is recomputed from the original data by one dense
+solve.
 
 Gradients: at a solution with final complementary basis ``s`` (``s_i``: ``z_i`` basic, otherwise ``w_i``),
 the basic variables solve ``B x = q`` with ``B = diag(1 - s) - M diag(s)`` (nonsingular: it is the last
@@ -52,7 +55,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, ArrayLike, Bool, Float, Int
 
-PIVOT_TOL = 1e-11  # entries of the (scaled) pivot column below this times its largest entry are zeros
+PIVOT_TOL = 1e-11  # pivot-column entries up to this times max(1, its largest entry) count as zero
 TIE_TOL = 1e-11  # ratios closer than this (relative) are ties, resolved by the next lexicographic column
 RESIDUAL_TOL = 1e-9  # largest accepted violation of the scaled conditions at a returned solution
 

@@ -71,10 +71,6 @@ class Contacts(eqx.Module):
     tangent_drift: Float[Array, "nc nt"]  # J_T' u
     mu: Float[Array, " nc"]
 
-    @property
-    def velocity_rows(self) -> Float[Array, "nc 1+nt nv"]:
-        return jnp.concatenate([self.normal_jac[:, None, :], self.tangent_jac], axis=1)
-
 
 def point_plane_contacts(position, jacobian, drift, normal, tangents, mu, offset=0.0) -> Contacts:
     """Contacts of points with the plane ``normal . x = offset``.
