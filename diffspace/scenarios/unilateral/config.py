@@ -37,7 +37,9 @@ def schema() -> Schema:
             "initial_base_angle_deg": Field("float", 0.0),
             "initial_joint_angles_deg": Field("floats", PAPER_JOINT_ANGLES_DEG, length=3,
                                               help="relative angles from the downward vertical"),
-            "initial_rates": Field("floats", [0.0] * 6, length=6, help="[x0', y0' (m/s), theta' (rad/s) x 4]"),
+            "initial_base_velocity_m_s": Field("floats", [0.0, 0.0], length=2),
+            "initial_base_rate_deg_s": Field("float", 0.0),
+            "initial_joint_rates_deg_s": Field("floats", [0.0] * 3, length=3),
         },
         "robot": {
             "masses_kg": Field("floats", [1000.0, 30.0, 20.0, 10.0], length=4, check=_positive_list),

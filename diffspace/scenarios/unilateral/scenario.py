@@ -65,6 +65,7 @@ class UnilateralParams(AbstractParams):
 class UnilateralOutcome(AbstractOutcome):
     status: Int[Array, ""]
     trajectory: Trajectory
+    mu: Float[Array, ""]  # the friction coefficient of the run (plots show the cone)
 
 
 def _controller(c: dict) -> TaskController:
@@ -99,6 +100,8 @@ class Unilateral(AbstractScenario):
         arm = PlanarArm.build(robot["masses_kg"], robot["lengths_m"], robot["base_inertia_kg_m2"])
         q0 = np.concatenate([sim["initial_base_m"], [np.deg2rad(sim["initial_base_angle_deg"])],
                              np.deg2rad(sim["initial_joint_angles_deg"])])
+        u0 = np.concatenate([sim["initial_base_velocity_m_s"], [np.deg2rad(sim["initial_base_rate_deg_s"])],
+                             np.deg2rad(sim["initial_joint_rates_deg_s"])])
         if float(arm.tip_position(jnp.asarray(q0))[1]) < -1e-9:
             raise ConfigError("unilateral.initial_joint_angles_deg: the tip starts below the plane y = 0")
         options = StepOptions(
@@ -106,7 +109,7 @@ class Unilateral(AbstractScenario):
             baumgarte_rate=contact["baumgarte_rate_1_s"], closed_gap=contact["closed_gap_m"],
         )
         params = UnilateralParams(
-            q0=jnp.asarray(q0), u0=jnp.asarray(sim["initial_rates"], float), mu=jnp.asarray(contact["mu"]),
+            q0=jnp.asarray(q0), u0=jnp.asarray(u0), mu=jnp.asarray(contact["mu"]),
             controller=_controller(cfg["controller"]), profiles=InputProfiles(jnp.asarray(times), jnp.asarray(values)),
         )
         return cls(arm=arm, options=options, params=params)
@@ -117,7 +120,7 @@ class Unilateral(AbstractScenario):
         finite = jnp.all(jnp.isfinite(traj.q)) & jnp.all(jnp.isfinite(traj.u))
         status = first_failure(flag(~jnp.all(traj.lcp_converged), Status.NOT_CONVERGED),
                                flag(~finite, Status.NON_FINITE))
-        return UnilateralOutcome(status=status, trajectory=traj)
+        return UnilateralOutcome(status=status, trajectory=traj, mu=params.mu)
 
     def with_design(self, params: UnilateralParams, values: dict[str, Array]) -> UnilateralParams:
         for key, value in values.items():
@@ -148,7 +151,7 @@ class Unilateral(AbstractScenario):
         return report.summary(self.arm, self.options, outcome.trajectory, int(outcome.status))
 
     def write(self, outcome: UnilateralOutcome, out: Path) -> None:
-        report.write(self.arm, outcome.trajectory, self.params.mu, Path(out))
+        report.write(self.arm, outcome.trajectory, outcome.mu, Path(out))
 
     def diagnose(self, outcome: UnilateralOutcome) -> str:
         traj = outcome.trajectory
