@@ -1,9 +1,10 @@
-"""Contact mechanics: compliant normal force laws (Hertz + damping family), 1-D impact simulation, and
+"""Contact mechanics: compliant normal force laws behind one abstract base, the two-body impact, and
 unilateral (rigid) contact with Coulomb friction as linear complementarity problems solved by Lemke."""
 
 from .forces import (
     CHI_LAWS,
     LAWS,
+    AbstractContactLaw,
     ChiLaw,
     ContactLaw,
     hertz_stiffness,
@@ -12,16 +13,28 @@ from .forces import (
     restitution_closed_form,
     safe_power,
 )
-from .impact1d import FRICTION_MODELS, output_restitution, reference_indentation, simulate_impact
+from .impact import (
+    FRICTION_MODELS,
+    ImpactFriction,
+    ImpactOutcome,
+    output_restitution,
+    reference_indentation,
+    simulate_impact,
+)
+from .surfaces import Surface
 from .lcp import LemkeInfo, lemke
 
 __all__ = [
+    "AbstractContactLaw",
     "CHI_LAWS",
     "FRICTION_MODELS",
     "LAWS",
     "ChiLaw",
     "ContactLaw",
+    "ImpactFriction",
+    "ImpactOutcome",
     "LemkeInfo",
+    "Surface",
     "hertz_stiffness",
     "kelvin_voigt_damping_ratio",
     "kelvin_voigt_restitution_linear",
