@@ -85,6 +85,7 @@ class Unilateral(AbstractScenario):
     """The paper's planar space robot in unilateral frictional contact with the plane ``y = 0``."""
 
     name: ClassVar[str] = "unilateral"
+    headline: ClassVar[tuple[str, str]] = ("tip_travel_m", "controller.stiffness_N_m")
     arm: PlanarArm
     options: StepOptions
     params: UnilateralParams
