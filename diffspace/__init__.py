@@ -1,13 +1,12 @@
 """diffspace: differentiable space-mechanism dynamics in JAX.
 
-float64 is enabled at import (``jax_enable_x64``): the physics checks need 1e-9 agreement.
-XLA's CPU backend is asked for its classic loop emitters (``--xla_cpu_use_fusion_emitters=false`` appended to
-``XLA_FLAGS`` unless the user set that flag or ``DIFFSPACE_XLA_DEFAULTS=0``): on the dynamics kernels they
-compile about twice as fast and run as fast or faster than the newer MLIR emitters (measured by
-``diffspace.app.bench.kernels``). Like every ``XLA_FLAGS`` entry it only takes effect when diffspace is
-imported before JAX first compiles.
-Set ``DIFFSPACE_CACHE_DIR`` to cache compiled programs on disk, so the second run of a scenario skips its
-compile (opt-in: JAX's persistent cache is not safe for several processes writing it at once).
+float64 is enabled at import (``jax_enable_x64``): the physics checks need 1e-9 agreement. The one other
+import-time setting: XLA's CPU backend is asked for its classic loop emitters
+(``--xla_cpu_use_fusion_emitters=false`` appended to ``XLA_FLAGS`` unless the user set that flag or
+``DIFFSPACE_XLA_DEFAULTS=0``): on the dynamics kernels and the scenarios' solves they compile about twice as
+fast and run as fast or faster than the newer MLIR emitters (measured by ``diffspace bench``). Like every
+``XLA_FLAGS`` entry it only takes effect when diffspace is imported before JAX first compiles. The command
+line also turns on the persistent compilation cache (``diffspace.app.cache``).
 """
 
 import os
@@ -20,10 +19,6 @@ if os.environ.get("DIFFSPACE_XLA_DEFAULTS", "1") != "0" and "xla_cpu_use_fusion_
 import jax  # noqa: E402
 
 jax.config.update("jax_enable_x64", True)
-_cache = os.environ.get("DIFFSPACE_CACHE_DIR", "")
-if _cache:
-    jax.config.update("jax_compilation_cache_dir", _cache)
-    jax.config.update("jax_persistent_cache_min_compile_time_secs", 1.0)
 
 from .dynamics import (  # noqa: E402
     base_momentum,

@@ -1,5 +1,48 @@
-"""Deformable and free bodies: the lumped-mass wire rope (and its grapple-shaft contact)."""
+"""Deformable and free bodies: the lumped-mass wire rope (and its grapple-shaft contact), one snare rope
+between its rings (installed shape, virtual spring) and the shaft's impacts on it."""
 
 from .rope import END_CONDITIONS, Rope, Shaft, bend_vectors, equilibrium, node_masses, pressed_equilibrium
+from .snare import (
+    APPROACHES,
+    RopeSpec,
+    SnareModel,
+    SnareRings,
+    VirtualSpring,
+    arc_guess,
+    contact_direction,
+    initial_shape,
+    install_clamps,
+    node_table,
+    pressing_curve,
+    stiffness_profile,
+    virtual_spring,
+)
+from .snare_impact import RopeImpact, dynamic_horizon, dynamic_impact, parabolic_peak, snare_virtual_impact
 
-__all__ = ["END_CONDITIONS", "Rope", "Shaft", "bend_vectors", "equilibrium", "node_masses", "pressed_equilibrium"]
+__all__ = [
+    "APPROACHES",
+    "END_CONDITIONS",
+    "Rope",
+    "RopeImpact",
+    "RopeSpec",
+    "Shaft",
+    "SnareModel",
+    "SnareRings",
+    "VirtualSpring",
+    "arc_guess",
+    "bend_vectors",
+    "contact_direction",
+    "dynamic_horizon",
+    "dynamic_impact",
+    "equilibrium",
+    "initial_shape",
+    "install_clamps",
+    "node_masses",
+    "node_table",
+    "parabolic_peak",
+    "pressed_equilibrium",
+    "pressing_curve",
+    "snare_virtual_impact",
+    "stiffness_profile",
+    "virtual_spring",
+]

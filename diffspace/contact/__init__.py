@@ -1,8 +1,10 @@
-"""Contact mechanics: compliant normal force laws (Hertz + damping family) and 1-D impact simulation."""
+"""Contact mechanics: compliant normal force laws behind one abstract base (including the snare's virtual
+spring), and the two-body impact."""
 
 from .forces import (
     CHI_LAWS,
     LAWS,
+    AbstractContactLaw,
     ChiLaw,
     ContactLaw,
     hertz_stiffness,
@@ -11,14 +13,27 @@ from .forces import (
     restitution_closed_form,
     safe_power,
 )
-from .impact1d import FRICTION_MODELS, output_restitution, reference_indentation, simulate_impact
+from .impact import (
+    FRICTION_MODELS,
+    ImpactFriction,
+    ImpactOutcome,
+    output_restitution,
+    reference_indentation,
+    simulate_impact,
+)
+from .virtual_spring import VirtualSpringLaw, eval_surface, fit_polynomial, fit_surface, linear_contact_time, virtual_impact
+from .surfaces import Surface
 
 __all__ = [
+    "AbstractContactLaw",
     "CHI_LAWS",
     "FRICTION_MODELS",
     "LAWS",
     "ChiLaw",
     "ContactLaw",
+    "ImpactFriction",
+    "ImpactOutcome",
+    "Surface",
     "hertz_stiffness",
     "kelvin_voigt_damping_ratio",
     "kelvin_voigt_restitution_linear",
@@ -27,4 +42,10 @@ __all__ = [
     "restitution_closed_form",
     "safe_power",
     "simulate_impact",
+    "VirtualSpringLaw",
+    "eval_surface",
+    "fit_polynomial",
+    "fit_surface",
+    "linear_contact_time",
+    "virtual_impact",
 ]

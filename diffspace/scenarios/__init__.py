@@ -14,6 +14,8 @@ from ..io.config import apply_overrides, read_toml, validate
 from ..status import ConfigError
 from .base import AbstractOutcome, AbstractParams, AbstractScenario, FitData, Parameter
 
+COMMAND_SECTIONS = ("sweep", "optimize", "fit", "study")  # read by the design commands, not by the scenario
+
 # name -> (selector section or None, "module:Class")
 REGISTRY: dict[str, tuple[str | None, str]] = {
     "ejection": ("ejection", "diffspace.scenarios.ejection:Ejection"),
@@ -25,6 +27,7 @@ REGISTRY: dict[str, tuple[str | None, str]] = {
     "deployment": ("mast", "diffspace.scenarios.deployment:Deployment"),
     "unilateral": ("unilateral", "diffspace.scenarios.unilateral:Unilateral"),
     "flexible_arm": (None, "diffspace.scenarios.flexible_arm:FlexibleArm"),
+    "capture_snare": (None, "diffspace.scenarios.capture_snare:CaptureSnare"),
 }
 
 
@@ -55,20 +58,23 @@ def scenario_name(cfg: dict, where: str = "config") -> str:
 
 def resolve_config(raw: dict, base_dir: Path, where: str = "config") -> tuple[type[AbstractScenario], dict]:
     """The scenario class a raw config selects and the config validated against its schema (defaults
-    filled, paths resolved against ``base_dir``)."""
+    filled, paths resolved against ``base_dir``); the command sections are left to the commands."""
     cls = scenario_class(scenario_name(raw, where))
-    body = {key: value for key, value in raw.items() if key != "scenario"}
+    body = {key: value for key, value in raw.items() if key != "scenario" and key not in COMMAND_SECTIONS}
     return cls, validate(body, cls.schema(), base_dir)
 
 
 def load_scenario(path: str | Path, overrides: list[str] = ()) -> AbstractScenario:
-    """Read a TOML config, apply ``--set``-style ``overrides`` and build its scenario (``ConfigError`` on bad input)."""
+    """Read a TOML config, apply ``--set``-style ``overrides`` and build its scenario (``ConfigError`` on bad
+    input). Design tables (``[sweep]``, ``[optimize]``, ...) are ignored."""
     path = Path(path)
-    cls, cfg = resolve_config(apply_overrides(read_toml(path), list(overrides)), path.parent, str(path))
+    raw = {k: v for k, v in apply_overrides(read_toml(path), list(overrides)).items() if k not in COMMAND_SECTIONS}
+    cls, cfg = resolve_config(raw, path.parent, str(path))
     return cls.from_config(cfg)
 
 
 __all__ = [
+    "COMMAND_SECTIONS",
     "REGISTRY",
     "AbstractOutcome",
     "AbstractParams",
