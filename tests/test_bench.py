@@ -18,7 +18,8 @@ def _positive_finite(res: dict, keys):
 
 
 def test_bench_dynamics_writes_json(tmp_path):
-    cfg = BenchConfig(fd_batch=8, fd_repeats=1, pin_calls=8, ejection=False, scenarios=False)
+    cfg = BenchConfig(fd_batch=8, fd_repeats=1, pin_calls=8, ejection=False, scenarios=False, kernel_scaling=False,
+                      warm_start=False)
     res = run_bench(quick=True, out=tmp_path, config=cfg, progress=False)
     bench = json.loads((tmp_path / "bench.json").read_text())
     summary = json.loads((tmp_path / "summary.json").read_text())
@@ -42,7 +43,7 @@ def test_bench_ejection_writes_json(tmp_path):
     cfg = BenchConfig(
         fd_batch=4, fd_repeats=1, pin_calls=4, ejection_friction="none", ejection_batch=2, ejection_repeats=1,
         ejection_max_segments=3, accuracy=1e-4, rtol_ladder=(1e-6,), mujoco_ladder=(("RK4", 1e-3),), gradient=True,
-        scenarios=False,
+        scenarios=False, kernel_scaling=False, warm_start=False,
     )
     run_bench(quick=True, out=tmp_path, config=cfg, progress=False)
     bench = json.loads((tmp_path / "bench.json").read_text())

@@ -9,7 +9,11 @@ from random_robots import write_random_robot
 
 import diffspace as ds
 
-CASES = [(seed, n, branched) for seed, (n, branched) in enumerate([(n, b) for n in range(1, 9) for b in (False, True)])]
+FAST_JOINT_COUNTS = (1, 4, 8)  # each case compiles its own programs: the other sizes run with the slow studies
+CASES = [
+    pytest.param(seed, n, branched, marks=() if n in FAST_JOINT_COUNTS else pytest.mark.slow)
+    for seed, (n, branched) in enumerate([(n, b) for n in range(1, 9) for b in (False, True)])
+]
 
 
 def _state(robot, rng):

@@ -2,11 +2,14 @@ r"""``diffspace bench``: speed against Pinocchio and MuJoCo on the same CPU, in 
 
 Two parts, each skipped with a message when its reference engine is not installed:
 
-**Rigid-body dynamics** (7-DOF floating arm ``configs/robots/generic_arm7.urdf``): ``jit(vmap(...))`` of
-:func:`~diffspace.dynamics.forward_dynamics` and :func:`~diffspace.dynamics.mass_matrix` over a batch of
-random states, per-sample time, against Pinocchio's ``aba`` and ``crba`` called once per state from
-Python (Pinocchio is single-threaded; its per-call time includes the Python binding call, about what a
-user pays). The single (un-batched) jitted call is timed too. Compile time is reported separately.
+**Rigid-body dynamics** (7-DOF floating arm ``configs/robots/generic_arm7.urdf``, :mod:`.dynamics` and
+:mod:`.kernels`): ``jit(vmap(...))`` of every kernel of :func:`~diffspace.dynamics.forward_dynamics` and
+:func:`~diffspace.dynamics.mass_matrix` over a batch of random states, per-sample time, against Pinocchio's
+``aba`` and ``crba`` called once per state from Python (Pinocchio is single-threaded; its per-call time
+includes the Python binding call, about what a user pays), all timed interleaved in one process; the
+single call ``diffspace.forward_dynamics(robot, q, v, tau)`` from a Python loop; in the full run the
+per-sample cost vs batch size and joint count (``kernels.png``) and a FLOP report. Compile time is reported
+separately. The warm-start part runs ``diffspace run`` twice in fresh processes (:mod:`.warm`).
 
 **Ejection** (SPEC 5.1, the in-rail phase of ``esd_arm7`` in plane mode: joints 1, 3, 5, 7 locked,
 joints 2, 4, 6 with friction, spring ``k``/``l`` from the paper): simulations per second of our hybrid
@@ -46,6 +49,7 @@ import numpy as np
 from .common import BenchConfig, Progress
 from .dynamics import bench_dynamics
 from .ejection import bench_ejection
+from .kernels import plot_kernels
 from .warm import bench_second_run
 
 def _summary_lines(res: dict) -> list[str]:
@@ -125,9 +129,9 @@ def run_bench(quick: bool = False, out: Path | str = Path("runs/bench"), config:
         "x64": bool(jax.config.jax_enable_x64),
         "config": {k: v for k, v in asdict(cfg).items() if k != "extra"},
     }
-    from .scenarios import PROBES, scenario_compile_times
+    from .scenarios import CONFIGS, scenario_compile_times
 
-    stages = (3 + (4 + int(cfg.gradient) if cfg.ejection else 0) + (len(PROBES) if cfg.scenarios else 0)
+    stages = (2 + (4 + int(cfg.gradient) if cfg.ejection else 0) + (len(CONFIGS) if cfg.scenarios else 0)
               + int(cfg.warm_start))
     bar = Progress(stages, enabled=progress)
     t0 = time.perf_counter()
@@ -136,7 +140,7 @@ def run_bench(quick: bool = False, out: Path | str = Path("runs/bench"), config:
         if cfg.ejection:
             res.update(bench_ejection(cfg, bar))
         if cfg.scenarios:
-            res["scenario_compile"] = scenario_compile_times(cfg.gradient, bar)
+            res["scenario_compile"] = scenario_compile_times(gradients=cfg.gradient, progress=bar)
         if cfg.warm_start:
             res.update(bench_second_run(bar))
     finally:
@@ -147,6 +151,8 @@ def run_bench(quick: bool = False, out: Path | str = Path("runs/bench"), config:
     (out / "summary.json").write_text(text)
     try:
         _plot(res, out / "bench.png")
+        if "kernel_scaling" in res:
+            plot_kernels(res, out / "kernels.png")
     except Exception as err:  # a plot must never lose the measurements
         print(f"warning: bench plot not written ({err})", file=sys.stderr)
     for line in _summary_lines(res):

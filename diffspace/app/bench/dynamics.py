@@ -1,79 +1,55 @@
-"""``diffspace bench``, rigid-body dynamics: batched forward dynamics and mass matrix vs Pinocchio."""
+"""``diffspace bench``, rigid-body dynamics: the kernels of :mod:`.kernels` on the 7-DOF floating arm against
+Pinocchio ``aba``/``crba`` (interleaved in one process), the agreement with Pinocchio on the same states, and
+in the full run the scaling studies (batch size 1..16384, joints 3..30) and the FLOP report."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from .common import FD_ROBOT, BenchConfig, Progress, compile_timed, random_states, timed
+from .common import BenchConfig, Progress
+from .kernels import ARM, KernelBenchConfig, bench_batch_sizes, bench_headline, bench_joint_counts, flop_report, random_states
+
+
+def _kernel_config(cfg: BenchConfig) -> KernelBenchConfig:
+    sizes = dict(batch_sizes=(1, 16, 256, cfg.fd_batch), joint_counts=(3, 7), joint_batch=16) if cfg.quick_kernels else {}
+    return KernelBenchConfig(batch=cfg.fd_batch, rounds=cfg.fd_repeats, pin_calls=cfg.pin_calls,
+                             single_calls=max(20, cfg.pin_calls // 10), seed=cfg.seed, **sizes)
+
+
+def _pinocchio_difference(kcfg: KernelBenchConfig) -> float | None:
+    """Largest |ours - Pinocchio aba| over 20 random states of the arm, or None without Pinocchio."""
+    from ... import forward_dynamics, load_robot
+
+    try:
+        from ...io.pinocchio import PinocchioModel
+    except ImportError:
+        return None
+    robot = load_robot(ARM)
+    ref = PinocchioModel(ARM, robot)
+    q, v, tau = random_states(robot, 20, kcfg.seed)
+    return max(float(np.max(np.abs(ref.pin.aba(ref.model, ref.data, ref.q(q[i]), ref.v(v[i]), ref.v(tau[i]))[ref.v_perm]
+                                   - np.asarray(forward_dynamics(robot, q[i], v[i], tau[i])))))
+               for i in range(len(q)))
+
 
 def bench_dynamics(cfg: BenchConfig, progress: Progress) -> dict:
-    """Batched forward dynamics and mass matrix vs Pinocchio ``aba``/``crba`` (7-DOF floating arm)."""
-    import jax
-    import jax.numpy as jnp
-
-    from ... import forward_dynamics, load_robot, mass_matrix
-
-    robot = load_robot(FD_ROBOT)
-    rng = np.random.default_rng(cfg.seed)
-    q, v, tau = random_states(robot, cfg.fd_batch, rng)
-    qj, vj, tj = jnp.asarray(q), jnp.asarray(v), jnp.asarray(tau)
-    res: dict = {"fd_robot": FD_ROBOT.name, "fd_batch_size": cfg.fd_batch, "fd_nv": robot.nv}
-
-    progress.stage("compile batched forward dynamics")
-    fd_batched = jax.vmap(forward_dynamics, in_axes=(None, 0, 0, 0))
-    fd_c, res["forward_dynamics_compile_s"] = compile_timed(fd_batched, robot, qj, vj, tj)
-    mm_c, res["mass_matrix_compile_s"] = compile_timed(jax.vmap(mass_matrix, in_axes=(None, 0)), robot, qj)
-    fd1_c, res["forward_dynamics_single_compile_s"] = compile_timed(forward_dynamics, robot, qj[0], vj[0], tj[0])
-    progress.done()
-
-    progress.stage(f"time batched forward dynamics (batch {cfg.fd_batch})")
-    res["forward_dynamics_batch_s"] = timed(lambda: fd_c(robot, qj, vj, tj), cfg.fd_repeats)
-    res["forward_dynamics_per_sample_s"] = res["forward_dynamics_batch_s"] / cfg.fd_batch
-    res["mass_matrix_batch_s"] = timed(lambda: mm_c(robot, qj), cfg.fd_repeats)
-    res["mass_matrix_per_sample_s"] = res["mass_matrix_batch_s"] / cfg.fd_batch
-    res["forward_dynamics_single_call_s"] = timed(
-        lambda: fd1_c(robot, qj[0], vj[0], tj[0]), 10 * cfg.fd_repeats
-    )
-    accel = np.asarray(fd_c(robot, qj, vj, tj))
-    progress.done()
-
-    progress.stage("time Pinocchio aba/crba")
-    try:
-        import pinocchio  # noqa: F401
-    except ImportError:
+    """Batched forward dynamics and mass matrix vs Pinocchio (contract ratios), single-call latency, and with
+    ``cfg.kernel_scaling`` the scaling tables and FLOP report (``res['kernel_scaling']``, ``res['kernel_flops']``)."""
+    kcfg = _kernel_config(cfg)
+    progress.stage(f"dynamics kernels vs Pinocchio (batch {cfg.fd_batch}, interleaved)")
+    res = bench_headline(kcfg)
+    res.update(fd_robot=ARM.name, fd_batch_size=cfg.fd_batch, forward_dynamics_compile_s=res["fd_aba_compile_s"],
+               mass_matrix_compile_s=res["mm_crba_compile_s"])
+    diff = _pinocchio_difference(kcfg)
+    if diff is None:
         progress.write("pinocchio not installed: skipping the Pinocchio comparison (pip install pin)")
         res["pinocchio"] = "not installed"
-        progress.done()
-        return res
-    from ...io.pinocchio import PinocchioModel
-
-    ref = PinocchioModel(FD_ROBOT, robot)
-    pin, model, data = ref.pin, ref.model, ref.data
-    calls = min(cfg.pin_calls, cfg.fd_batch)
-    qs = [ref.q(q[i]) for i in range(calls)]
-    vs = [ref.v(v[i]) for i in range(calls)]
-    ts = [ref.v(tau[i]) for i in range(calls)]
-    diff = max(
-        float(np.max(np.abs(pin.aba(model, data, qs[i], vs[i], ts[i])[ref.v_perm] - accel[i])))
-        for i in range(min(calls, 20))
-    )
-    res["forward_dynamics_max_abs_diff_vs_pinocchio"] = diff
-    repeats = max(3, cfg.pin_calls // calls)
-
-    def loop_aba():
-        for i in range(calls):
-            pin.aba(model, data, qs[i], vs[i], ts[i])
-
-    def loop_crba():
-        for i in range(calls):
-            pin.crba(model, data, qs[i])
-
-    res["pinocchio_aba_per_call_s"] = timed(loop_aba, repeats) / calls
-    res["pinocchio_crba_per_call_s"] = timed(loop_crba, repeats) / calls
-    res["pinocchio_version"] = pin.__version__
-    aba, crba = res["pinocchio_aba_per_call_s"], res["pinocchio_crba_per_call_s"]
-    res["forward_dynamics_per_sample_vs_pinocchio_aba"] = res["forward_dynamics_per_sample_s"] / aba
-    res["mass_matrix_per_sample_vs_pinocchio_crba"] = res["mass_matrix_per_sample_s"] / crba
-    res["forward_dynamics_single_call_vs_pinocchio_aba"] = res["forward_dynamics_single_call_s"] / aba
+    else:
+        res["forward_dynamics_max_abs_diff_vs_pinocchio"] = diff
+    progress.done()
+    progress.stage("kernel scaling (batch sizes, joint counts) and FLOP report")
+    if cfg.kernel_scaling:
+        res["kernel_flops"] = flop_report(kcfg, res)
+        res["kernel_scaling"] = {"batch": bench_batch_sizes(kcfg), "joints": bench_joint_counts(kcfg)}
     progress.done()
     return res
