@@ -131,7 +131,11 @@ class ModalLink(eqx.Module):
         dirs = jnp.asarray(self.directions)
         return c[:, None] * dirs, d[:, None] * jnp.cross(jnp.array([1.0, 0.0, 0.0]), dirs)
 
+    def tip_deflection(self, eta: Float[Array, " k"]) -> Float[Array, "3"]:
+        """Elastic displacement of the free end, body frame: ``sum_k phi_k(L) eta_k e_{d_k}``."""
+        tips = jnp.stack([self.shape(self.length, k) for k in range(self.modes)])
+        return (tips * eta) @ jnp.asarray(self.directions)
+
     def tip_offset(self, eta: Float[Array, " k"]) -> Float[Array, "3"]:
         """Free end in the body frame, with the elastic deflection."""
-        tips = jnp.stack([self.shape(self.length, k) for k in range(self.modes)])
-        return self.root + jnp.array([self.length, 0.0, 0.0]) + (tips * eta) @ jnp.asarray(self.directions)
+        return self.root + jnp.array([self.length, 0.0, 0.0]) + self.tip_deflection(eta)
