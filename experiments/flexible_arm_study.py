@@ -32,7 +32,7 @@ from diffspace.io.results import plot_panels
 from diffspace.scenarios import load_scenario
 from diffspace.scenarios.flexible_arm import model
 from diffspace.scenarios.flexible_arm.results import angle_differences
-from diffspace.scenarios.flexible_arm.scenario import headline
+from diffspace.scenarios.flexible_arm.scenario import key_results
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "experiments" / "results" / "flexible_arm"
@@ -92,9 +92,9 @@ def rigid_agreement() -> dict:
         "joint_angle_difference_max_rad": float(np.abs(joint_diff).max()),
         "base_angle_difference_max_rad": float(np.abs(base_diff).max()),
         "base_position_difference_max_m": float(np.abs(out.maximal.base_position - out.reference.base_position).max()),
-        "end_effector_difference_max_m": float(headline(out)["end_effector_difference_max_m"]),
+        "end_effector_difference_max_m": float(key_results(out)["end_effector_difference_max_m"]),
         "constraint_violation_max": float(np.max(out.constraint_violation)),
-        "momentum_drift_max": float(headline(out)["momentum_drift_max"]),
+        "momentum_drift_max": float(key_results(out)["momentum_drift_max"]),
     }
 
 

@@ -12,7 +12,7 @@ from scipy.integrate import cumulative_simpson
 from diffspace.bodies import ModalLink, clamped_free_root, mode_shape
 from diffspace.io.packaged import DATA_DIR
 from diffspace.scenarios import load_scenario
-from diffspace.scenarios.flexible_arm.scenario import headline
+from diffspace.scenarios.flexible_arm.scenario import key_results
 from diffspace.status import Status
 
 CONFIG = DATA_DIR / "flexible_arm.toml"
@@ -38,7 +38,7 @@ def test_rigid_maximal_coordinates_match_minimal_coordinates():
     assert np.abs(m.joint_angles - r.joint_angles).max() < 1e-6
     assert np.abs(m.base_angle - r.base_angle).max() < 1e-6
     assert np.abs(m.base_position - r.base_position).max() < 1e-6
-    assert float(headline(out)["end_effector_difference_max_m"]) < 1e-6
+    assert float(key_results(out)["end_effector_difference_max_m"]) < 1e-6
     assert float(np.max(out.constraint_violation)) < 1e-8
 
 
@@ -130,7 +130,7 @@ def test_stiff_link_reproduces_the_rigid_arm():
     for f in (20.0, 40.0):
         out = simulate(s, s.with_design(s.params, {"arm.frequency_hz": f}))
         assert int(out.status) == Status.OK
-        difference[f] = float(headline(out)["end_effector_difference_max_m"])
+        difference[f] = float(key_results(out)["end_effector_difference_max_m"])
     assert difference[40.0] < 2e-5
     assert 2.5 < difference[20.0] / difference[40.0] < 6.0
 

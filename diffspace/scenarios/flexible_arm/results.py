@@ -9,7 +9,7 @@ import numpy as np
 
 from ...io.results import plot_panels, write_timeseries
 from ...status import Status
-from .scenario import FlexibleArm, FlexibleArmOutcome, headline
+from .scenario import FlexibleArm, FlexibleArmOutcome, key_results
 
 
 def _finite(x: float) -> float | None:
@@ -42,7 +42,7 @@ def summary(scenario: FlexibleArm, out: FlexibleArmOutcome) -> dict:
         "base_angle_final_deg": _finite(np.rad2deg(out.maximal.base_angle[-1])),
         "joint_angles_final_deg": _list(np.rad2deg(out.maximal.joint_angles[-1])),
     }
-    result.update({key: _finite(value) for key, value in headline(out).items() if key != "base_angle_final_deg"})
+    result.update({key: _finite(value) for key, value in key_results(out).items() if key != "base_angle_final_deg"})
     result.update(
         {
             "modal_amplitude_max": _list(np.abs(np.asarray(out.modal)).max(axis=0)) if s.flexible else [],
