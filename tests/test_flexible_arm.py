@@ -7,6 +7,7 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 from scipy.integrate import cumulative_simpson
 
 from diffspace.bodies import ModalLink, clamped_free_root, mode_shape
@@ -65,7 +66,8 @@ def test_flexible_run_reports_holds_constraints_and_momentum(tmp_path):
 
 def test_constraint_drift_grows_without_stabilisation():
     """At rtol 1e-9 the index-1 drift is small but grows steadily (to ~5e-13 in 5 s); Baumgarte keeps it at
-    round-off level (the loose-tolerance comparison is in test_constrained and experiments/)."""
+    round-off level (the loose-tolerance comparison is in test_constrained and experiments/). The momentum rows
+    are velocity-level and linear, so they do not drift measurably either way at this tolerance."""
     s = scenario()
     stabilised = simulate(s, s.params)
     plain = simulate(s, eqx.tree_at(lambda p: (p.alpha, p.beta), s.params, (jnp.asarray(0.0), jnp.asarray(0.0))))
@@ -73,22 +75,30 @@ def test_constraint_drift_grows_without_stabilisation():
     n = len(drift)
     assert drift[-n // 5 :].max() > 10 * drift[: n // 5].max()  # grows over the run
     assert drift.max() > 3 * float(np.max(stabilised.constraint_violation))
-    momentum = np.abs(np.asarray(plain.momentum)).max()
-    assert momentum > 10 * np.abs(np.asarray(stabilised.momentum)).max()
 
 
+@pytest.mark.slow
 def test_energy_balance_of_the_undamped_flexible_arm():
-    """Without modal damping, kinetic + elastic energy changes exactly by the work of the joint torques: this
-    checks the coupling's velocity-product terms (without them the balance is off by ~1e-3 J)."""
-    s = scenario()
-    out = simulate(s, eqx.tree_at(lambda p: p.damping_ratio, s.params, jnp.asarray(0.0)))
-    work = cumulative_simpson(np.asarray(out.input_power), x=np.asarray(out.ts), initial=0.0)
-    energy = np.asarray(out.energy)
-    assert energy.max() > 0.05
-    assert np.abs(energy - energy[0] - work).max() < 1e-7
-    damped = simulate(s, s.params)  # with damping the modes dissipate
-    lost = cumulative_simpson(np.asarray(damped.input_power), x=np.asarray(damped.ts), initial=0.0)
+    """Without modal damping, kinetic + elastic energy changes exactly by the work of the joint torques: a check
+    of the coupling's velocity-product terms. The undamped arm keeps ringing in its coupled (pinned-free-like)
+    mode near 30 Hz, so the power is sampled every 0.5 ms over 1 s and its Simpson integral is
+    Richardson-extrapolated from steps h and 2h."""
+    s = scenario("simulation.t_final_s=1.0", "simulation.n_save=2001")
+    out = run(s, eqx.tree_at(lambda p: p.damping_ratio, s.params, jnp.asarray(0.0)))
+    work = richardson_work(np.asarray(out.ts), np.asarray(out.input_power))
+    energy = np.asarray(out.energy)[::2]
+    assert energy.max() > 0.01
+    assert np.abs(energy - energy[0] - work).max() < 1e-8
+    damped = run(s, s.params)  # with damping the modes dissipate
+    lost = richardson_work(np.asarray(damped.ts), np.asarray(damped.input_power))
     assert damped.energy[-1] - damped.energy[0] < lost[-1] - 1e-6
+
+
+def richardson_work(ts, power):
+    """Cumulative work at every second sample: Simpson with h and 2h, extrapolated (error O(h^6))."""
+    fine = cumulative_simpson(power, x=ts, initial=0.0)[::2]
+    coarse = cumulative_simpson(power[::2], x=ts[::2], initial=0.0)
+    return fine + (fine - coarse) / 15.0
 
 
 def test_mode_shapes_are_the_clamped_free_beam_and_frequency_is_the_configured_one():
@@ -152,3 +162,16 @@ def test_gradient_of_end_effector_difference_matches_finite_differences():
     fd = (plus - minus) / (2 * h)
     assert np.isfinite(grad) and value > 0
     assert abs(grad - fd) < 1e-3 * abs(fd)
+
+
+@pytest.mark.slow
+def test_momentum_is_conserved_without_the_momentum_constraint_rows():
+    """Without the paper's momentum rows (Eqs. 7-8), zero initial momentum stays zero through the dynamics alone
+    (internal joint torques and reactions cancel): a physics check of the coupled modal/rigid equations."""
+    s = scenario("stabilization.momentum_constraints=false")
+    out = run(s, s.params)
+    assert int(out.status) == Status.OK
+    linear, angular = np.asarray(out.momentum[:, :3]), np.asarray(out.momentum[:, 3:])
+    scale = 1.0  # kg m/s, kg m^2/s: the arm's momentum scale (|m v| of one link at ~1 m/s)
+    assert np.abs(linear).max() < 1e-9 * scale and np.abs(angular).max() < 1e-9 * scale
+    assert float(np.max(out.constraint_violation)) < 1e-8
