@@ -109,7 +109,8 @@ def drift_study() -> tuple[dict, dict]:
             run = eqx.filter_jit(lambda s, p: s.run(p))
             variants = [("baumgarte+projection", 10.0)] if projection else [("none", 0.0), ("baumgarte", 10.0)]
             for label, gain in variants:
-                p = eqx.tree_at(lambda p: (p.alpha, p.beta), s.params, (jnp.asarray(gain), jnp.asarray(gain)))
+                k = jnp.asarray(gain, dtype=float)
+                p = eqx.tree_at(lambda p: (p.alpha, p.beta), s.params, (k, k))
                 out = run(s, p)
                 key = f"rtol_{tol}_{label}"
                 drift = np.abs(np.asarray(out.momentum) - np.asarray(out.momentum[0])).max(axis=1)

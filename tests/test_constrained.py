@@ -14,7 +14,6 @@ from diffspace import spatial
 from diffspace.actuation import RestToRest
 from diffspace.bodies import WORLD, Anchor, JointAngle, Revolute, RigidBodies, Multibody, RigidState, Weld
 from diffspace.bodies import maximal_state, revolute_joints, rigid_bodies
-from diffspace.dynamics import BaseMotion
 from diffspace.integrate import Stabilization, constrained_accelerations, simulate, solve_constrained
 from diffspace.robot import LinkTree, build_robot
 from diffspace.status import Status
@@ -138,7 +137,8 @@ def test_pendulum_reaction_is_newtons_law_and_energy_is_conserved():
     bodies, joint = pendulum(m, d, j)
     start = pendulum_start(d, 1.0)
     system = Multibody(bodies, (joint,), Gravity(bodies, g))
-    sol = run(system, start.q, start.w, jnp.asarray(2.0), Stabilization(10.0, 10.0), *tolerances(1e-11), 41, multipliers=True)
+    stabilization = Stabilization(10.0, 10.0)
+    sol = run(system, start.q, start.w, jnp.asarray(2.0), stabilization, *tolerances(1e-11), 41, multipliers=True)
     assert int(sol.status) == Status.OK
     theta = jax.vmap(lambda q: joint.angle(bodies.placements(q)))(sol.q)
     rate = sol.w[:, 5]
@@ -203,7 +203,8 @@ def test_driven_joint_angle_follows_profile_and_multiplier_is_drive_torque():
     drive = RestToRest(0.0, 1.2, 1.0, 0.2)
     system = Multibody(bodies, (joint, JointAngle(joint, drive.angle)))
     start = pendulum_start(d, 0.0)
-    sol = run(system, start.q, start.w, jnp.asarray(1.5), Stabilization(10.0, 10.0), *tolerances(1e-10), 16, multipliers=True)
+    stabilization = Stabilization(10.0, 10.0)
+    sol = run(system, start.q, start.w, jnp.asarray(1.5), stabilization, *tolerances(1e-10), 16, multipliers=True)
     angle = jax.vmap(lambda q: joint.angle(bodies.placements(q)))(sol.q)
     assert np.abs(angle - jax.vmap(drive.angle)(sol.ts)).max() < 1e-9
     torque = (j + m * d * d) * jax.vmap(drive.acceleration)(sol.ts)

@@ -38,7 +38,8 @@ def revolute_joints(robot: Robot) -> tuple[Revolute, ...]:
     joints = []
     for i in range(1, len(robot.parents)):
         if robot.joint_kinds[i] != "revolute":
-            raise ValueError(f"joint '{robot.joint_names[i - 1]}': only revolute joints have a maximal-coordinate model")
+            name = robot.joint_names[i - 1]
+            raise ValueError(f"joint '{name}': only revolute joints have a maximal-coordinate model")
         parent = robot.parents[i]
         frame = _axis_frame(robot.axis[i])
         joints.append(

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 from typing import Callable
 
-import equinox as eqx
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 

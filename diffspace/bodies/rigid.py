@@ -169,7 +169,9 @@ class RigidBodies(eqx.Module):
         torque = -jnp.cross(omega, jnp.einsum("bij,bj->bi", self.inertia, omega))
         return jnp.concatenate([jnp.zeros_like(omega), torque], axis=1).reshape(-1)
 
-    def wrench(self, q, body: int, force: Float[Array, "3"], torque: Float[Array, "3"], local=None) -> Float[Array, " nv"]:
+    def wrench(
+        self, q, body: int, force: Float[Array, "3"], torque: Float[Array, "3"], local=None
+    ) -> Float[Array, " nv"]:
         """Generalised force of a world force applied at a body point (``local``, default the centre of mass)
         plus a world torque: ``[F; R^T (T + R s x F)]`` in the body's slot (zero for :data:`WORLD`)."""
         out = jnp.zeros(self.nv)

@@ -8,8 +8,9 @@ velocities), and obeys
     M(q)\,\dot w + B^T\lambda = Q(t, q, w), \qquad \Phi(t, q) = 0, \qquad A(q)\,w = b(t),
 
 with ``Phi`` the holonomic constraints (``m`` rows) and optional extra rows linear in the velocity (``k``
-rows, given as the matrix ``A(q)`` and target ``b(t)``; the paper's momentum constraints, Eqs. 7-8). ``B`` is the velocity Jacobian,
-``dPhi/dt = B w + Phi_t`` (paper Eq. 3), evaluated by forward-mode autodiff of ``Phi`` along ``N(q) w``.
+rows, given as the matrix ``A(q)`` and target ``b(t)``; the paper's momentum constraints, Eqs. 7-8).
+``B`` is the velocity Jacobian, ``dPhi/dt = B w + Phi_t`` (paper Eq. 3), evaluated by forward-mode autodiff of
+``Phi`` along ``N(q) w``.
 
 **Index-1 formulation with Baumgarte stabilisation** (paper Eqs. 4, 9, 10). The constraints are imposed at
 acceleration level, with the drift fed back:
@@ -125,7 +126,8 @@ def constraint_rows(system: AbstractConstrainedSystem, t, q, w, stab: Stabilizat
     tangent = (system.rates(q, w), jnp.ones_like(t))
 
     def velocity_and_position(qq, tt):
-        phi, phi_dot = jax.jvp(lambda a, b: system.constraints(b, a), (qq, tt), (system.rates(qq, w), jnp.ones_like(tt)))
+        tangents = (system.rates(qq, w), jnp.ones_like(tt))
+        phi, phi_dot = jax.jvp(lambda a, b: system.constraints(b, a), (qq, tt), tangents)
         return phi_dot, phi
 
     # one forward-over-forward pass: Phi, Phi' and Phi'' at zero acceleration

@@ -165,6 +165,8 @@ def solve_constrained(
     return ConstrainedSolution(sol.ts, q, w, lam, position, velocity, sol.stats["num_steps"], status)
 
 
-def output_multipliers(system: AbstractConstrainedSystem, stabilization: Stabilization, ts, q, w) -> Float[Array, "T mk"]:
+def output_multipliers(
+    system: AbstractConstrainedSystem, stabilization: Stabilization, ts, q, w
+) -> Float[Array, "T mk"]:
     """Multipliers ``lambda`` at saved states (holonomic rows, then linear rows)."""
     return jax.vmap(lambda t, qk, wk: constrained_accelerations(system, t, qk, wk, stabilization)[1])(ts, q, w)

@@ -139,7 +139,7 @@ class FlexibleArm(AbstractScenario):
             momentum=stab["momentum_constraints"], projection=stab["projection"],
         )
         params = FlexibleArmParams(
-            *(jnp.asarray(float(v)) for v in (
+            *(jnp.asarray(float(v), dtype=float) for v in (
                 arm["frequency_hz"], arm["damping_ratio"], cfg["torque"]["amplitude_N_m"], cfg["torque"]["period_s"],
                 stab["alpha"], stab["beta"],
             ))
