@@ -15,7 +15,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-import diffspace as ds
+import diffspace  # noqa: F401  (float64 before the tests build arrays)
 from diffspace.io import load_robot
 from diffspace.io.config import Field, Schema, apply_overrides, read_toml, validate
 from diffspace.io.files import MissingFileError

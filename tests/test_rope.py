@@ -1,4 +1,4 @@
-"""Lumped-mass wire rope (diffspace.contact.rope): masses, series springs, energy, bend angles, contact."""
+"""Lumped-mass wire rope (diffspace.bodies.rope): masses, series springs, energy, bend angles, contact."""
 
 import diffrax
 import equinox as eqx

@@ -1,5 +1,5 @@
 """Three-rope snare closing: energy and momentum balances, symmetry, a gradient through the closing dynamics,
-config errors and the CLI run.
+the capture zone, the scenario protocol, config errors and the CLI run.
 
 The physics tests use 8 soft sections (``EA = 5e3 N``: explicit steps of ~1e-4 s instead of ~1e-5 s) and one
 compiled solve; the balances they check hold for any rope parameters."""
@@ -14,10 +14,11 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from diffspace.app.cli import load_scenario, main
 from diffspace.actuation.drive import RestToRest
+from diffspace.app.cli import main
+from diffspace.scenarios import load_scenario
 from diffspace.scenarios import snare_closing as sc
-from diffspace.scenarios import snare_closing_results as scr
+from diffspace.status import ConfigError
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "configs" / "snare_closing.toml"
@@ -27,19 +28,26 @@ SOLVE = eqx.filter_jit(lambda model, y0, t_end: sc.closing_solve(model, y0, t_en
 FAR = jnp.array([1.0, 0.0])  # shaft outside the ring: no contact possible
 
 
+SAMPLES = eqx.filter_jit(lambda model, ts, ys: jax.vmap(lambda t, y: sc.sample(model, t, y))(ts, ys))
+
+
 def _model(*overrides):
-    _, cfg = load_scenario(CONFIG, [*FAST, *overrides])
-    return sc.build_model(cfg)
+    scenario = load_scenario(CONFIG, [*FAST, *overrides])
+    return scenario.model(scenario.params)
 
 
 def _solve(model, position, velocity, t_end, rope_velocity=None):
     y0, ok = eqx.filter_jit(sc.initial_state)(model, position, velocity)
     assert bool(ok)
     if rope_velocity is not None:
-        y0 = (y0[0], rope_velocity(y0[0]), *y0[2:])
+        y0 = eqx.tree_at(lambda y: y.v_free, y0, rope_velocity(y0.x_free))
     sol = SOLVE(model, y0, jnp.asarray(t_end))
     assert bool(sol.result == diffrax.RESULTS.successful)
-    s = {k: np.asarray(v) for k, v in scr.samples(model, sol.ts, sol.ys).items()}
+    samples = SAMPLES(model, sol.ts, sol.ys)
+    s = {name: np.asarray(getattr(samples, name)) for name in ("rope_kinetic", "rope_elastic", "shaft_kinetic",
+                                                               "ring_torque", "psi_rate", "rope_force_norm")}
+    s.update({name: np.asarray(getattr(sol.ys, name)) for name in ("work_drive", "work_contact", "rope_dissipated",
+                                                                   "impulse")})
     energy = s["rope_kinetic"] + s["rope_elastic"] + s["shaft_kinetic"]
     s["balance"] = energy - energy[0] - s["work_drive"] + s["work_contact"] + s["rope_dissipated"]
     s["energy"] = energy
@@ -79,10 +87,10 @@ def test_contact_impulse_equals_shaft_momentum_change():
     contact (W_c = contact work) still closes."""
     model = _model()
     y0, _ = eqx.filter_jit(sc.initial_state)(model, FAR, jnp.zeros(2))
-    middle = y0[0][0, 3]  # rope 0's middle node, on the -y axis
+    middle = y0.x_free[0, 3]  # rope 0's middle node, on the -y axis
     start = jnp.array([0.0, middle[1] + 0.0115 + 0.002])
     sol, s = _solve(model, start, jnp.array([0.0, -0.1]), 0.1)
-    w = np.asarray(sol.ys[3])
+    w = np.asarray(sol.ys.w)
     impulse = s["impulse"][-1]
     assert np.linalg.norm(impulse) > 0.5  # a real impact (the shaft's momentum is 4.2 N s)
     np.testing.assert_allclose(float(model.shaft_mass) * (w[-1] - w[0]), impulse, rtol=1e-9, atol=1e-9 * np.linalg.norm(impulse))
@@ -96,40 +104,52 @@ def test_centred_shaft_stays_centred():
     sol, s = _solve(model, jnp.zeros(2), jnp.zeros(2), 0.15)
     force = s["rope_force_norm"]
     assert force.max() > 0.5  # the ropes do squeeze the shaft
-    assert np.abs(np.asarray(sol.ys[2])).max() < 1e-9
+    assert np.abs(np.asarray(sol.ys.p)).max() < 1e-9
     assert np.abs(force - force[:, :1]).max() < 1e-6 * force.max()
 
 
 @pytest.fixture(scope="module")
 def duration_case():
     """Peak rope-shaft force as a function of the drive duration (ring 40 -> 58 deg, shaft 30 mm off the axis
-    towards rope 0) and its central-difference slope at 0.2 s, Richardson-extrapolated from h = 2e-4 and
-    1e-4 s (plain central differences carry an O(h^2) error of ~1e-4 here; the tight tolerances keep solver
-    noise in the differences below 1e-6)."""
-    model = _model("drive.start_angle_deg=40", "drive.final_angle_deg=58", "drive.duration_s=0.2")
-    y0, _ = eqx.filter_jit(sc.initial_state)(model, jnp.array([0.0, -0.03]), jnp.zeros(2))
+    towards rope 0), through the scenario's design metrics, and its central-difference slope at 0.2 s,
+    Richardson-extrapolated from h = 2e-4 and 1e-4 s (plain central differences carry an O(h^2) error of
+    ~1e-4 here; the tight tolerances keep solver noise in the differences below 1e-6)."""
+    scenario = load_scenario(CONFIG, [*FAST, "drive.start_angle_deg=40", "drive.final_angle_deg=58",
+                                      "drive.duration_s=0.2", "closing.end_time_s=0.2", "shaft.initial_position_m=[0.0, -0.03]",
+                                      "shaft.initial_velocity_m_s=[0.0, 0.0]", "simulation.rtol=1e-10",
+                                      "simulation.atol=1e-13", "simulation.n_save=80", "simulation.max_steps=100000"])
 
-    def peak(duration, adjoint="reverse"):
-        m = eqx.tree_at(lambda m: m.drive.duration, model, duration)
-        sol = sc.closing_solve(m, y0, 0.2, rtol=1e-10, atol=1e-13, n_save=80, max_steps=100_000, adjoint=adjoint)
-        return scr.headline(m, sol)["peak_contact_force_N"]
+    def peak(duration):
+        m = scenario.metrics(scenario.with_design(scenario.params, {"drive.duration_s": duration}))
+        return m["peak_contact_force_N"]
 
     value = jax.jit(peak)
     central = [float((value(0.2 + h) - value(0.2 - h)) / (2 * h)) for h in (2e-4, 1e-4)]
     return peak, float(value(0.2)), (4.0 * central[1] - central[0]) / 3.0
 
 
-@pytest.mark.parametrize("mode", ["forward", pytest.param("reverse", marks=pytest.mark.slow)])
-def test_gradient_of_peak_contact_force_wrt_drive_duration(duration_case, mode):
-    """d(peak rope-shaft force) / d(drive duration) through the solve (forward mode: jacfwd; reverse mode:
-    jax.grad, ~2x the compile time) vs finite differences."""
+@pytest.mark.slow
+def test_gradient_of_peak_contact_force_wrt_drive_duration(duration_case):
+    """d(peak rope-shaft force) / d(drive duration) by jax.grad through the closing solve (reverse mode,
+    checkpointed) vs finite differences."""
     peak, value, fd = duration_case
-    if mode == "forward":
-        grad = float(jax.jit(jax.jacfwd(lambda d: peak(d, "forward")))(0.2))
-    else:
-        grad = float(jax.jit(jax.grad(peak))(0.2))
+    grad = float(jax.jit(jax.grad(peak))(0.2))
     assert value > 10.0 and grad < 0.0  # a slower ring hits more softly
     assert grad == pytest.approx(fd, rel=1e-5)
+
+
+def test_design_variables_write_the_params():
+    """Design keys (config units) land in the params in SI: drive duration and final angle (rad), one component
+    of the shaft's initial velocity; unknown keys raise ConfigError naming the known ones."""
+    scenario = load_scenario(CONFIG, FAST)
+    p = scenario.with_design(scenario.params, {"drive.duration_s": 1.5, "drive.final_angle_deg": 45.0,
+                                               "shaft.initial_velocity_m_s[1]": 0.01, "shaft.mass_kg": 20.0})
+    assert float(p.drive.duration) == 1.5 and float(p.drive.end) == pytest.approx(np.deg2rad(45.0))
+    np.testing.assert_array_equal(p.shaft_velocity, [0.0, 0.01])
+    assert float(p.shaft_mass) == 20.0
+    assert scenario.parameter("drive.final_angle_deg").upper == pytest.approx(59.85, abs=0.01)  # psi_max
+    with pytest.raises(ConfigError, match="drive.duration_s"):
+        scenario.with_design(scenario.params, {"drive.knot_angles_deg[1]": 40.0})
 
 
 @pytest.mark.parametrize("overrides,key", [
@@ -166,4 +186,4 @@ def test_cli_run_writes_summary_and_plots(tmp_path):
     drive = RestToRest(np.deg2rad(50.0), np.deg2rad(58.0), 0.1)
     assert np.rad2deg(float(drive.angle(s["closing_time_s"]))) == pytest.approx(s["closing_angle_deg"], abs=1e-9)
     assert s["final_offset_m"] < 0.005 and s["momentum_relative_error"] < 1e-9
-    assert s["energy_balance_relative_error"] < 1e-4
+    assert s["energy_balance_relative_error"] < 1e-4 and s["status"] == "ok"

@@ -26,7 +26,7 @@ from .resultdir import ResultDir, config_hash
 class Loaded:
     name: str
     scenario: AbstractScenario
-    raw: dict  # scenario sections only, paths absolute
+    raw: dict  # scenario sections (and the scenario key), paths absolute
     design: dict  # design sections
     config: dict  # validated scenario config
     files: list[Path]
@@ -37,9 +37,9 @@ class Loaded:
 
     def derived_config(self, values: dict, header: str) -> str:
         """TOML text of this config with ``values`` (config keys) applied: a runnable config."""
-        raw = copy.deepcopy(self.raw)
+        raw = {k: v for k, v in copy.deepcopy(self.raw).items() if k != "scenario"}
         for key, value in values.items():
-            design.set_key(raw, key, value)
+            design.set_key(raw, key, value, defaults=self.config)
         comments = "".join(f"# {line}\n" for line in header.splitlines())
         return comments + f'scenario = "{self.name}"\n\n' + dump_toml(raw)
 
@@ -62,7 +62,6 @@ def _absolute_paths(raw: dict, schema: Schema, base_dir: Path) -> list[Path]:
 def load(path: Path, overrides: list[str]) -> Loaded:
     raw = apply_overrides(read_toml(path), overrides)
     name = scenario_name(raw, str(path))
-    raw.pop("scenario", None)
     tables = {}
     for section in design.SECTIONS:
         if section in raw:

@@ -26,8 +26,9 @@ from ..status import ConfigError
 _INDEXED = re.compile(r"^(?P<key>[A-Za-z0-9_.]+?)\[(?P<index>\d+)\]$")
 
 
-def set_key(raw: dict, key: str, value) -> None:
-    """Set a dotted config key in a raw config, in place; ``a.b[2]`` sets element 2 of the list ``a.b``."""
+def set_key(raw: dict, key: str, value, defaults: dict | None = None) -> None:
+    """Set a dotted config key in a raw config, in place; ``a.b[2]`` sets element 2 of the list ``a.b``
+    (a list the raw config leaves at its default is first copied from ``defaults``, the validated config)."""
     match = _INDEXED.match(key)
     dotted, index = (match["key"], int(match["index"])) if match else (key, None)
     parts = dotted.split(".")
@@ -40,6 +41,8 @@ def set_key(raw: dict, key: str, value) -> None:
         node[parts[-1]] = value
         return
     current = node.get(parts[-1])
+    if current is None and defaults is not None:
+        current = node[parts[-1]] = list(get_key(defaults, dotted))
     if not isinstance(current, list):
         raise ConfigError(f"{key}: the config value of {dotted} is not a list (got {current!r})")
     if index >= len(current):

@@ -74,7 +74,7 @@ def report(builder, scenario: AbstractScenario, problem: Problem, table: dict, c
     value, z, choice = candidates[0]
     design = {k: float(v) for k, v in problem.to_design(np.asarray(z)).items()}
     if problem.choice_key is not None:
-        design[problem.choice_key] = float(choice)
+        design[problem.choice_key] = _number(choice)
     sign = problem.sign
     initial = _metrics_at(builder, {})
     summary = {
@@ -93,7 +93,18 @@ def report(builder, scenario: AbstractScenario, problem: Problem, table: dict, c
         "optimizer_not_beaten_by_sweep": bool(value >= sweep_best - 1e-12 * max(abs(sweep_best), 1.0)),
         "nan_gradient_steps": excluded,
     }
+    if problem.choice_key is not None:
+        best = {}
+        for v, _, c in candidates:
+            best[_number(c)] = max(best.get(_number(c), -np.inf), v)
+        summary["best_objective_per_choice"] = {str(c): sign * v for c, v in sorted(best.items())}
     return summary, design
+
+
+def _number(value) -> int | float:
+    """A discrete choice as written to configs and summaries: an integer where it is one."""
+    value = float(value)
+    return int(value) if value.is_integer() else value
 
 
 def sweep_columns(problem: Problem, table: dict) -> dict:

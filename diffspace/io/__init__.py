@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from ..robot import Robot
 from ..status import ConfigError
 from .files import existing_file

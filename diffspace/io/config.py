@@ -98,7 +98,7 @@ def read_toml(path: str | Path) -> dict:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         raise ConfigError(f"{path}: invalid TOML ({err})") from None
-    except ValueError as err:  # an integer literal beyond Python's 4300-digit conversion limit
+    except ValueError:  # an integer literal beyond Python's 4300-digit conversion limit
         raise ConfigError(f"{path}: invalid TOML (a number literal is too long)") from None
 
 

@@ -360,7 +360,7 @@ def load_robot_toml(path: str | Path) -> Robot:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         raise ConfigError(f"{path}: invalid TOML ({err})") from None
-    except ValueError as err:  # e.g. an integer literal beyond Python's 4300-digit limit
+    except ValueError:  # e.g. an integer literal beyond Python's 4300-digit limit
         raise ConfigError(f"{path}: invalid TOML (a number literal is too long)") from None
     r = _Reader(path)
     r.table(doc, "", _TOP, ("base",))

@@ -82,10 +82,12 @@ def _toml_value(value) -> str:
 
 
 def dump_toml(cfg: dict, header: str = "") -> str:
-    """Serialise a validated config (``section -> key -> scalar | list``) to TOML text (``None`` values skipped);
-    floats use ``repr`` so they round-trip exactly. ``header`` lines are written as ``#`` comments."""
+    """Serialise a validated config (``section -> key -> scalar | list``, plus top-level scalars such as
+    ``scenario``) to TOML text (``None`` values skipped); floats use ``repr`` so they round-trip exactly.
+    ``header`` lines are written as ``#`` comments."""
     lines = [f"# {line}" for line in header.splitlines()]
-    for section, table in cfg.items():
+    lines += [f"{key} = {_toml_value(v)}" for key, v in cfg.items() if not isinstance(v, dict) and v is not None]
+    for section, table in ((s, t) for s, t in cfg.items() if isinstance(t, dict)):
         lines += ["", f"[{section}]"]
         lines += [f"{key} = {_toml_value(v)}" for key, v in table.items() if v is not None]
     return "\n".join(lines).lstrip("\n") + "\n"

@@ -27,6 +27,7 @@ REGISTRY: dict[str, tuple[str | None, str]] = {
     "deployment": ("mast", "diffspace.scenarios.deployment:Deployment"),
     "unilateral": ("unilateral", "diffspace.scenarios.unilateral:Unilateral"),
     "flexible_arm": (None, "diffspace.scenarios.flexible_arm:FlexibleArm"),
+    "capture_snare": (None, "diffspace.scenarios.capture_snare:CaptureSnare"),
 }
 
 
@@ -64,9 +65,11 @@ def resolve_config(raw: dict, base_dir: Path, where: str = "config") -> tuple[ty
 
 
 def load_scenario(path: str | Path, overrides: list[str] = ()) -> AbstractScenario:
-    """Read a TOML config, apply ``--set``-style ``overrides`` and build its scenario (``ConfigError`` on bad input)."""
+    """Read a TOML config, apply ``--set``-style ``overrides`` and build its scenario (``ConfigError`` on bad
+    input). Design tables (``[sweep]``, ``[optimize]``, ...) are ignored."""
     path = Path(path)
-    cls, cfg = resolve_config(apply_overrides(read_toml(path), list(overrides)), path.parent, str(path))
+    raw = {k: v for k, v in apply_overrides(read_toml(path), list(overrides)).items() if k not in COMMAND_SECTIONS}
+    cls, cfg = resolve_config(raw, path.parent, str(path))
     return cls.from_config(cfg)
 
 

@@ -46,6 +46,7 @@ import numpy as np
 from .common import BenchConfig, Progress
 from .dynamics import bench_dynamics
 from .ejection import bench_ejection
+from .warm import bench_second_run
 
 def _summary_lines(res: dict) -> list[str]:
     f = lambda key, scale=1e6, unit="us": (  # noqa: E731
@@ -96,6 +97,9 @@ def _summary_lines(res: dict) -> list[str]:
         lines.append(
             f"  forward dynamics per sample / Pinocchio aba: {res['forward_dynamics_per_sample_vs_pinocchio_aba']:.3g}"
         )
+    if "second_run_wall_s" in res:
+        lines.append(f"  diffspace run (default study) in a fresh process: {res['first_run_wall_s']:.3g} s with an empty "
+                     f"compilation cache, {res['second_run_wall_s']:.3g} s with the warm cache")
     if "scenario_compile" in res:
         from .scenarios import summary_lines
 
@@ -123,7 +127,8 @@ def run_bench(quick: bool = False, out: Path | str = Path("runs/bench"), config:
     }
     from .scenarios import PROBES, scenario_compile_times
 
-    stages = 3 + (4 + int(cfg.gradient) if cfg.ejection else 0) + (len(PROBES) if cfg.scenarios else 0)
+    stages = (3 + (4 + int(cfg.gradient) if cfg.ejection else 0) + (len(PROBES) if cfg.scenarios else 0)
+              + int(cfg.warm_start))
     bar = Progress(stages, enabled=progress)
     t0 = time.perf_counter()
     try:
@@ -132,6 +137,8 @@ def run_bench(quick: bool = False, out: Path | str = Path("runs/bench"), config:
             res.update(bench_ejection(cfg, bar))
         if cfg.scenarios:
             res["scenario_compile"] = scenario_compile_times(cfg.gradient, bar)
+        if cfg.warm_start:
+            res.update(bench_second_run(bar))
     finally:
         bar.close()
     res["total_wall_s"] = time.perf_counter() - t0

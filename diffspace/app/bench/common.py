@@ -44,6 +44,7 @@ class BenchConfig:
     mujoco_reference_dt: float = 5e-5  # RK4; MuJoCo's converged result
     gradient: bool = True
     scenarios: bool = True  # first-call compile of every scenario (bench_scenarios; minutes on 2 cores)
+    warm_start: bool = True  # `diffspace run` twice in fresh processes: cold vs warm compilation cache
     seed: int = 0
     extra: dict = field(default_factory=dict)
 
@@ -52,7 +53,7 @@ class BenchConfig:
         return cls(
             fd_batch=256, fd_repeats=5, pin_calls=1000, ejection_friction="none", ejection_batch=8,
             ejection_repeats=3, ejection_max_segments=3, rtol_ladder=(1e-5, 1e-6, 1e-7, 1e-8), gradient=False,
-            scenarios=False,
+            scenarios=False, warm_start=False,
             mujoco_reference_dt=1e-4,
         )
 

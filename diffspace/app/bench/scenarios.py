@@ -17,6 +17,7 @@ CONFIGS = {  # scenario name -> shipped config
     "ejection": "ejection_plane.toml",
     "impact": "impact_airtable.toml",
     "capture": "capture.toml",
+    "capture_snare": "capture_snare_optimize.toml",
     "snare": "snare_capture.toml",
     "snare_closing": "snare_closing.toml",
     "free_floating": "free_floating.toml",

@@ -1,10 +1,12 @@
 """Striking mass of the snare tests (Cai et al. 2021, Section 4.2): effective mass of the air-table arm at
-the capture rod (split from :mod:`diffspace.scenarios.snare_design`)."""
+the capture rod, from the multibody core."""
 
 from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
+
+from ...dynamics import BaseMotion, frame_jacobian, frame_pose, mass_matrix
 
 
 def arm_effective_mass(robot, joint_angles, free_joints, frame: str = "rod_tip", direction: str = "rod_normal",
@@ -16,8 +18,6 @@ def arm_effective_mass(robot, joint_angles, free_joints, frame: str = "rod_tip",
     ``rod_axis`` (the frame's z axis) or ``rod_normal`` (in the table plane, normal to the rod: a side hit of
     the capture rod, as a grapple shaft meets a rope). Returns masses for both directions and all-locked.
     """
-    from ..dynamics import BaseMotion, frame_jacobian, frame_pose, mass_matrix
-
     angles = jnp.asarray(joint_angles, float)
     n = angles.shape[0]
     out = {}

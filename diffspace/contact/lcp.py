@@ -1,0 +1,218 @@
+r"""Linear complementarity problems by Lemke's complementary pivoting, in JAX, with implicit gradients.
+
+``z, info = lemke(M, q)`` finds ``z`` with
+
+.. math:: w = M z + q,\qquad z \ge 0,\quad w \ge 0,\quad z^\top w = 0
+
+(the LCP of eq. (20) of the unilateral-contact paper, ``xi = A eta + b``). Lemke's method [Lemke 1968;
+Cottle, Pang & Stone, *The Linear Complementarity Problem*, sec. 4.4] augments the system with an
+artificial variable ``z0`` and the covering vector ``d = 1``,
+
+.. math:: w - M z - d\, z_0 = q,
+
+starts from the almost-complementary basis ``w`` with ``z0 = max(-q)`` entering, and then always lets the
+complement of the variable that just left enter the basis, until ``z0`` leaves (a solution) or the
+entering column has no positive entry (*ray termination*: for a copositive-plus ``M`` this proves that
+the LCP has no solution). The ratio test is lexicographic (rows of ``[B^{-1} q, B^{-1}]`` divided by the
+pivot column, compared entry by entry), which makes ties safe: the method cannot cycle on degenerate
+problems. It solves every LCP with a P-matrix (unique solution), every feasible LCP with a positive
+semidefinite or copositive-plus ``M`` (the contact LCPs of :mod:`diffspace.contact.unilateral`) and
+reports the others.
+
+Implementation: the tableau ``B^{-1}[I, -M, -d, q]`` has a fixed ``n x (2n + 2)`` shape; the pivots run in a
+``lax.while_loop`` bounded by ``max_pivots`` (static shapes, no Python control flow on data; jit- and
+vmap-compatible, and under ``vmap`` the batch pivots until its slowest member is done). A bounded while
+loop rather than a fixed-length ``scan`` because the loop is never differentiated (derivatives come from
+the solution, below), and it stops at the solution: typical LCPs need about ``n`` pivots, a fixed-length
+loop would pay ``max_pivots`` every time. The problem is scaled (``M / max|M|``, ``q / max|q|``) so the
+tolerances are relative, and the final basic solution is recomputed from the original data by one dense
+solve.
+
+Gradients: at a solution with final complementary basis ``s`` (``s_i``: ``z_i`` basic, otherwise ``w_i``),
+the basic variables solve ``B x = q`` with ``B = diag(1 - s) - M diag(s)`` (nonsingular: it is the last
+tableau's basis), ``z = s * x``. Differentiating ``w - M z = q`` with the basis fixed gives
+
+.. math:: dz = s \odot B^{-1} (dq + dM\, z),
+
+the implicit-function derivative of the active-set linear system. It is defined as one ``jax.custom_jvp``
+rule, which serves forward mode directly and reverse mode by JAX's transposition of this linear map:
+the transpose is ``q_bar = B^{-T} (s * z_bar)``, ``M_bar = q_bar z^T``, exactly what a hand-written
+``custom_vjp`` would compute (one function cannot carry both a ``custom_jvp`` and a ``custom_vjp``; the
+JVP form gives both modes from one rule). Where the solution is degenerate (a pair with ``z_i = w_i =
+0``, e.g. a contact exactly at lift-off) this is the one-sided derivative of the branch Lemke found.
+
+Failures are data, never silent: ``info.converged`` is False on ray termination, at the pivot limit or
+when the recomputed solution violates the conditions beyond the tolerance, and ``z`` is then NaN.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jaxtyping import Array, ArrayLike, Bool, Float, Int
+
+PIVOT_TOL = 1e-11  # pivot-column entries up to this times max(1, its largest entry) count as zero
+TIE_TOL = 1e-11  # ratios closer than this (relative) are ties, resolved by the next lexicographic column
+RESIDUAL_TOL = 1e-9  # largest accepted violation of the scaled conditions at a returned solution
+
+
+class LemkeInfo(eqx.Module):
+    """What happened in one Lemke solve (all arrays, so they batch under ``vmap``).
+
+    ``converged``: a solution was found and checked; ``ray_termination``: the method stopped on a ray (no
+    solution for copositive-plus ``M``); ``iterations``: pivots made (0 when ``q >= 0``); ``residual``: the
+    largest violation of ``z >= 0``, ``w >= 0``, ``z_i w_i = 0`` in scaled units (``z / (max|q| /
+    max|M|)``, ``w / max|q|``); ``basis``: True where ``z_i`` is basic in the final basis (the active set
+    the gradients use).
+    """
+
+    converged: Bool[Array, ""]
+    ray_termination: Bool[Array, ""]
+    iterations: Int[Array, ""]
+    residual: Float[Array, ""]
+    basis: Bool[Array, " n"]
+
+
+class _Pivoting(eqx.Module):
+    tableau: Float[Array, "n m"]
+    basis: Int[Array, " n"]  # variable basic in each row: w_i = i, z_i = n + i, z0 = 2n
+    entering: Int[Array, ""]
+    done: Bool[Array, ""]
+    ray: Bool[Array, ""]
+    pivots: Int[Array, ""]
+
+
+@functools.partial(jax.jit, static_argnames="max_pivots")
+def lemke(M: Float[ArrayLike, "*batch n n"], q: Float[ArrayLike, "*batch n"], max_pivots: int | None = None):
+    """Solve the LCP ``w = M z + q >= 0, z >= 0, z.w = 0``; returns ``(z, LemkeInfo)``.
+
+    Leading batch dimensions are mapped with ``vmap``. ``max_pivots`` (static) bounds the pivots;
+    default ``max(100, 10 n)``. ``z`` is NaN where ``info.converged`` is False.
+    """
+    M, q = jnp.asarray(M, float), jnp.asarray(q, float)
+    n = q.shape[-1]
+    if M.shape[-2:] != (n, n) or M.shape[:-2] != q.shape[:-1]:
+        raise ValueError(f"lemke: M must have shape (..., n, n) matching q (..., n); got {M.shape} and {q.shape}")
+    limit = max(100, 10 * n) if max_pivots is None else int(max_pivots)
+    solve = functools.partial(_lemke, limit)
+    for _ in range(q.ndim - 1):
+        solve = jax.vmap(solve)
+    return solve(M, q)
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(0,))
+def _lemke(max_pivots: int, M, q):
+    n = q.shape[0]
+    m_scale = jnp.maximum(jnp.max(jnp.abs(M)), jnp.finfo(float).tiny)
+    q_scale = jnp.maximum(jnp.max(jnp.abs(q)), jnp.finfo(float).tiny)
+    state = _pivot_until_done(M / m_scale, q / q_scale, max_pivots)
+    zbasic = jnp.zeros(n, bool).at[jnp.where(state.basis >= n, state.basis - n, n)].set(True, mode="drop")
+    x = jnp.linalg.solve(_basis_matrix(M, zbasic), q)
+    residual = _residual(M, q, jnp.where(zbasic, x, 0.0), m_scale, q_scale)
+    converged = state.done & ~state.ray & (residual <= RESIDUAL_TOL)
+    info = LemkeInfo(converged, state.ray, state.pivots, residual, zbasic)
+    z = jnp.where(zbasic, jnp.maximum(x, 0.0), 0.0)  # clips round-off only: the residual bounds it
+    return jnp.where(converged, z, jnp.nan), info
+
+
+@_lemke.defjvp
+def _lemke_jvp(max_pivots, primals, tangents):
+    M, q = primals
+    dM, dq = tangents
+    z, info = _lemke(max_pivots, M, q)
+    dz = jnp.where(info.basis, jnp.linalg.solve(_basis_matrix(M, info.basis), dq + dM @ z), 0.0)
+    return (z, info), (dz, _zero_tangent(info))
+
+
+def _zero_tangent(info: LemkeInfo):
+    def zero(x):
+        if jnp.issubdtype(x.dtype, jnp.floating):
+            return jnp.zeros_like(x)
+        return np.zeros(x.shape, dtype=jax.dtypes.float0)
+
+    return jax.tree.map(zero, info)
+
+
+def _basis_matrix(M, zbasic):
+    """``B = diag(1 - s) - M diag(s)``: columns of ``[I, -M]`` of the basic variables."""
+    s = zbasic.astype(M.dtype)
+    return jnp.diag(1.0 - s) - M * s[None, :]
+
+
+def _residual(M, q, z, m_scale, q_scale):
+    """Largest violation of the LCP conditions in scaled units (NaN-free for a finite solve)."""
+    w = M @ z + q
+    z_s, w_s = z * m_scale / q_scale, w / q_scale
+    violation = jnp.concatenate([-z_s, -w_s, jnp.abs(z_s * w_s)])
+    return jnp.where(jnp.all(jnp.isfinite(violation)), jnp.maximum(jnp.max(violation), 0.0), jnp.inf)
+
+
+def _pivot(tableau, row, col):
+    pivot_row = tableau[row] / tableau[row, col]
+    return (tableau - jnp.outer(tableau[:, col], pivot_row)).at[row].set(pivot_row)
+
+
+def _lexmin_row(tableau, column, eligible):
+    """Row of the lexicographic minimum of ``[B^{-1} q, B^{-1}]_i / column_i`` over the eligible rows."""
+    n = tableau.shape[0]
+    safe = jnp.where(eligible, column, 1.0)
+    keys = jnp.concatenate([tableau[:, -1:], tableau[:, :n]], axis=1) / safe[:, None]
+
+    def narrow(state):
+        j, candidates = state
+        ratio = jnp.where(candidates, keys[:, j], jnp.inf)
+        best = jnp.min(ratio)
+        spread = jnp.max(jnp.where(candidates, jnp.abs(keys[:, j]), 0.0))
+        return j + 1, candidates & (ratio <= best + TIE_TOL * (1.0 + spread))
+
+    def tied(state):  # later columns only break ties (the rows of B^-1 are independent: at most n + 1 passes)
+        j, candidates = state
+        return (j <= n) & (jnp.sum(candidates) > 1)
+
+    _, candidates = jax.lax.while_loop(tied, narrow, (0, eligible))
+    return jnp.argmax(candidates)
+
+
+def _pivot_until_done(M, q, max_pivots: int) -> _Pivoting:
+    """Run the pivots on the scaled problem; the state records the final basis and how it ended."""
+    n = q.shape[0]
+    artificial = 2 * n
+    tableau = jnp.concatenate([jnp.eye(n), -M, -jnp.ones((n, 1)), q[:, None]], axis=1)
+    trivial = jnp.all(q >= 0.0)
+    # first pivot: z0 enters at the most negative q (lexicographically), making the basis feasible
+    first = _lexmin_row(tableau, jnp.ones(n), jnp.ones(n, bool))
+    start = _Pivoting(
+        tableau=jnp.where(trivial, tableau, _pivot(tableau, first, artificial)),
+        basis=jnp.where(trivial, jnp.arange(n), jnp.arange(n).at[first].set(artificial)),
+        entering=first + n,  # the complement of w_first, which just left
+        done=trivial,
+        ray=jnp.asarray(False),
+        pivots=jnp.where(trivial, 0, 1).astype(jnp.int32),
+    )
+
+    def running(state: _Pivoting):
+        return ~state.done & ~state.ray & (state.pivots < max_pivots)
+
+    def step(state: _Pivoting) -> _Pivoting:
+        column = state.tableau[:, state.entering]
+        eligible = column > PIVOT_TOL * jnp.maximum(1.0, jnp.max(jnp.abs(column)))
+        ray = ~jnp.any(eligible)
+        row = _lexmin_row(state.tableau, column, eligible)
+        leaving = state.basis[row]
+        return _Pivoting(
+            tableau=jnp.where(ray, state.tableau, _pivot(state.tableau, row, state.entering)),
+            basis=jnp.where(ray, state.basis, state.basis.at[row].set(state.entering)),
+            entering=jnp.where(leaving < n, leaving + n, leaving - n),
+            done=~ray & (leaving == artificial),
+            ray=ray,
+            pivots=state.pivots + jnp.where(ray, 0, 1),
+        )
+
+    return jax.lax.while_loop(running, step, start)
+
+
+__all__ = ["LemkeInfo", "lemke"]

@@ -1,0 +1,214 @@
+r"""Rigid unilateral point contacts with Coulomb friction as LCPs, for any system ``M(q) u' + h(q, u) = f``.
+
+A system supplies its mass matrix ``M``, the generalised force ``f - h`` (inputs minus bias) and, per
+contact point, the gap and the contact Jacobians (:class:`Contacts`, e.g. from :func:`point_plane_contacts`):
+
+.. math:: g_N,\quad \gamma_N = J_N u,\quad \gamma_T = J_T u,\quad
+          \ddot g_N = J_N \dot u + \dot J_N u,\quad \ddot g_T = J_T \dot u + \dot J_T u,
+
+with ``J_N`` along the plane normal (``g_N > 0``: separated) and ``J_T`` along the tangents. The contact
+force on the system is ``J_N^T lambda_N + J_T^T lambda_T``. Two formulations, both advancing one fixed step
+``dt`` by semi-implicit Euler (``u+ = u + dt u'``, then the caller sets ``q+ = q + dt u+``):
+
+**Acceleration level** (the paper's eqs. (9)-(22), planar friction, ``nt = 1``): per closed contact the
+complementarity pairs are ``(g_N'', lambda_N)``, ``(g_T''^-, lambda_T0^-)``, ``(lambda_T0^+, g_T''^+)``
+with the friction reserves ``lambda_T0^+- = (mu lambda_N +- lambda_T) / 2`` (eq. (10)) and the split
+``g_T'' = g_T''^+ - g_T''^-`` (eqs. (11), (13)). With ``eta = [lambda_N, lambda_T0^-, g_T''^+]`` and
+``xi = [g_N'', g_T''^-, lambda_T0^+]``, ``lambda_T = mu lambda_N - 2 lambda_T0^-`` and ``G_AB = J_A M^-1
+J_B^T`` this is the LCP ``xi = A eta + b`` of eqs. (20)-(22):
+
+.. math:: A = \begin{bmatrix} G_{NN} + G_{NT}\mu & -2G_{NT} & 0\\ -(G_{TN} + G_{TT}\mu) & 2G_{TT} & I\\
+          \mu & -I & 0\end{bmatrix},\quad
+          b = \begin{bmatrix} J_N M^{-1}(f - h) + \dot J_N u + s_N \\ -(J_T M^{-1}(f - h) + \dot J_T u + s_T)
+          \\ 0\end{bmatrix}.
+
+(The paper writes it with its own signs of ``W``; in ours ``lambda_T`` is the friction force along ``+t``.)
+A contact is *closed* when ``g_N <= closed_gap``; open contacts get ``lambda = 0`` (their rows are replaced
+by ``z_i = 0``, so one jitted function serves every mode). Two stabilisation terms, both zero at the
+paper's state ``g_N = gamma_N = gamma_T = 0`` of a resting contact: ``s_N = 2 alpha gamma_N + alpha^2 g_N``
+(Baumgarte; without it the fixed-step drift of ``g_N`` and ``gamma_N`` accumulates) and ``s_T = gamma_T /
+dt``, which makes the complementarity act on the end-of-step sliding velocity ``gamma_T + dt g_T''``: the
+friction of a sliding contact opposes its velocity (eq. (9), "sliding"), and one that would reverse within
+the step sticks instead (no chattering between slip+ and slip-). Impacts are not modelled as impulses:
+a contact closing with speed is stopped by the Baumgarte term over a few steps (with some penetration).
+
+**Velocity level** (Stewart & Trinkle 1996; Anitescu & Potra 1997): impulses ``p_N``, friction impulses
+``beta >= 0`` along ``k`` directions ``D = C J_T`` of a polyhedral cone (``C``: unit direction cosines in the
+tangent plane; ``k = 2``, ``+-t``, in the plane) and the sliding speed ``sigma``:
+
+.. math:: M u^+ = M u + dt (f - h) + J_N^T p_N + D^T \beta,
+
+.. math:: 0 \le p_N \perp J_N u^+ + g_N / dt \ge 0,\quad 0 \le \beta \perp D u^+ + E\sigma \ge 0,\quad
+          0 \le \sigma \perp \mu p_N - E^T \beta \ge 0,
+
+``E`` the block of ones mapping each contact's ``sigma`` to its directions. ``g_N / dt`` keeps the end of the
+step out of the plane to first order (no drift) and lets a contact close within a step; impacts are
+perfectly inelastic (restitution 0) and come out of the same LCP. Reported forces are ``impulse / dt``.
+"""
+
+from __future__ import annotations
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jaxtyping import Array, Float, Int
+
+from .lcp import LemkeInfo, lemke
+
+FORMULATIONS = ("acceleration", "velocity")
+SEPARATED, STICK, SLIP_POSITIVE, SLIP_NEGATIVE = 0, 1, 2, 3
+MODE_LABELS = ("separated", "stick", "slip+", "slip-")
+
+
+class Contacts(eqx.Module):
+    """Point contacts of a system at one instant: ``nc`` contacts, ``nt`` tangents, ``nv`` velocities."""
+
+    gap: Float[Array, " nc"]
+    normal_jac: Float[Array, "nc nv"]
+    tangent_jac: Float[Array, "nc nt nv"]
+    normal_drift: Float[Array, " nc"]  # J_N' u
+    tangent_drift: Float[Array, "nc nt"]  # J_T' u
+    mu: Float[Array, " nc"]
+
+
+def point_plane_contacts(position, jacobian, drift, normal, tangents, mu, offset=0.0) -> Contacts:
+    """Contacts of points with the plane ``normal . x = offset``.
+
+    ``position (nc, d)``, point Jacobians ``jacobian (nc, d, nv)`` (``x' = J u``), ``drift (nc, d)``
+    (``J' u``), unit ``normal (d,)``, unit ``tangents (nt, d)`` orthogonal to it; ``mu`` scalar or ``(nc,)``.
+    """
+    normal, tangents = jnp.asarray(normal, float), jnp.asarray(tangents, float)
+    nc = position.shape[0]
+    return Contacts(
+        gap=position @ normal - offset,
+        normal_jac=jnp.einsum("d,cdv->cv", normal, jacobian),
+        tangent_jac=jnp.einsum("td,cdv->ctv", tangents, jacobian),
+        normal_drift=drift @ normal,
+        tangent_drift=drift @ tangents.T,
+        mu=jnp.broadcast_to(jnp.asarray(mu, float), (nc,)),
+    )
+
+
+class ContactStep(eqx.Module):
+    """One step's result: next velocity and the contact forces (impulses / dt at the velocity level)."""
+
+    velocity: Float[Array, " nv"]
+    normal_force: Float[Array, " nc"]
+    tangent_force: Float[Array, "nc nt"]
+    generalized_force: Float[Array, " nv"]  # J_N^T lambda_N + J_T^T lambda_T
+    mode: Int[Array, " nc"]  # SEPARATED, STICK, SLIP_POSITIVE, SLIP_NEGATIVE
+    info: LemkeInfo
+
+
+def friction_directions(nt: int, k: int) -> np.ndarray:
+    """Direction cosines ``C (k, nt)`` of the polyhedral friction cone: ``+-t`` in the plane (``nt = 1``,
+    ``k = 2``), ``k`` directions evenly spaced around the normal in space (``nt = 2``)."""
+    if nt == 1:
+        return np.array([[1.0], [-1.0]])
+    angles = 2.0 * np.pi * np.arange(k) / k
+    return np.stack([np.cos(angles), np.sin(angles)], axis=1)
+
+
+def contact_step(
+    formulation: str, mass, force, velocity, contacts: Contacts, dt, *, baumgarte_rate=0.0, closed_gap=0.0,
+    n_directions: int = 4, negligible_force=1e-9,
+) -> ContactStep:
+    """Advance the velocity one step with the contact forces of ``formulation`` (see the module text).
+
+    ``mass (nv, nv)`` symmetric positive definite, ``force (nv,)`` = inputs minus bias ``f - h``.
+    ``baumgarte_rate`` ``alpha`` [1/s] and ``closed_gap`` [m] apply to the acceleration level,
+    ``n_directions`` to the velocity level in space (the plane always uses ``+-t``). Normal forces up to
+    ``negligible_force`` count as zero when the modes are classified (reporting only).
+    """
+    if formulation not in FORMULATIONS:
+        raise ValueError(f"unknown contact formulation '{formulation}' ({', '.join(FORMULATIONS)})")
+    chol = jax.scipy.linalg.cho_factor(mass)
+
+    def minv(x):
+        return jax.scipy.linalg.cho_solve(chol, x)
+
+    free_accel = minv(force)
+    if formulation == "acceleration":
+        lam_n, lam_t, info = _acceleration_forces(minv, free_accel, velocity, contacts, dt, baumgarte_rate, closed_gap)
+    else:
+        lam_n, lam_t, info = _velocity_impulses(minv, free_accel, velocity, contacts, dt, n_directions)
+        lam_n, lam_t = lam_n / dt, lam_t / dt
+    generalized = contacts.normal_jac.T @ lam_n + jnp.einsum("ctv,ct->v", contacts.tangent_jac, lam_t)
+    next_velocity = velocity + dt * (free_accel + minv(generalized))
+    mode = _modes(lam_n, lam_t, contacts.mu, negligible_force)
+    return ContactStep(next_velocity, lam_n, lam_t, generalized, mode, info)
+
+
+def _delassus(minv, rows):
+    """``G = R M^-1 R^T`` for constraint rows ``R (m, nv)``."""
+    return rows @ jax.vmap(minv)(rows).T
+
+
+def _acceleration_forces(minv, free_accel, velocity, contacts: Contacts, dt, alpha, closed_gap):
+    """The paper's planar stick-slip LCP (eqs. (20)-(22)) for the closed contacts."""
+    if contacts.tangent_jac.shape[1] != 1:
+        raise ValueError("the acceleration-level formulation is planar: one tangent per contact")
+    nc = contacts.gap.shape[0]
+    jn, jt = contacts.normal_jac, contacts.tangent_jac[:, 0]
+    g = _delassus(minv, jnp.concatenate([jn, jt]))
+    g_nn, g_nt, g_tn, g_tt = g[:nc, :nc], g[:nc, nc:], g[nc:, :nc], g[nc:, nc:]
+    mu = contacts.mu
+    eye, zero = jnp.eye(nc), jnp.zeros((nc, nc))
+    a = jnp.block([
+        [g_nn + g_nt * mu[None, :], -2.0 * g_nt, zero],
+        [-(g_tn + g_tt * mu[None, :]), 2.0 * g_tt, eye],
+        [jnp.diag(mu), -eye, zero],
+    ])
+    gamma_n, gamma_t = jn @ velocity, jt @ velocity
+    b_n = jn @ free_accel + contacts.normal_drift + 2.0 * alpha * gamma_n + alpha**2 * contacts.gap
+    b_t = -(jt @ free_accel + contacts.tangent_drift[:, 0] + gamma_t / dt)
+    b = jnp.concatenate([b_n, b_t, jnp.zeros(nc)])
+    closed = jnp.tile(contacts.gap <= closed_gap, 3)
+    a = jnp.where(closed[:, None] & closed[None, :], a, 0.0) + jnp.diag(jnp.where(closed, 0.0, 1.0))
+    z, info = lemke(a, jnp.where(closed, b, 1.0))
+    lam_n, reserve_minus = z[:nc], z[nc : 2 * nc]
+    return lam_n, (mu * lam_n - 2.0 * reserve_minus)[:, None], info
+
+
+def _velocity_impulses(minv, free_accel, velocity, contacts: Contacts, dt, n_directions):
+    """Stewart-Trinkle / Anitescu-Potra impulse LCP; returns normal and tangential impulses."""
+    nc, nt, nv = contacts.tangent_jac.shape
+    cosines = jnp.asarray(friction_directions(nt, n_directions))
+    k = cosines.shape[0]
+    dirs = jnp.einsum("kt,ctv->ckv", cosines, contacts.tangent_jac).reshape(nc * k, nv)
+    e = jnp.kron(jnp.eye(nc), jnp.ones((k, 1)))  # (nc k, nc)
+    rows = jnp.concatenate([contacts.normal_jac, dirs])
+    g = _delassus(minv, rows)
+    u_free = velocity + dt * free_accel
+    a = jnp.block([
+        [g[:nc, :nc], g[:nc, nc:], jnp.zeros((nc, nc))],
+        [g[nc:, :nc], g[nc:, nc:], e],
+        [jnp.diag(contacts.mu), -e.T, jnp.zeros((nc, nc))],
+    ])
+    b = jnp.concatenate([contacts.normal_jac @ u_free + contacts.gap / dt, dirs @ u_free, jnp.zeros(nc)])
+    z, info = lemke(a, b)
+    p_n, beta = z[:nc], z[nc : nc + nc * k].reshape(nc, k)
+    return p_n, beta @ cosines, info
+
+
+def _modes(lam_n, lam_t, mu, negligible) -> Int[Array, " nc"]:
+    """Contact mode from the forces: no normal force (up to ``negligible``) = separated;
+    friction on the cone = sliding (against the friction force; in space: ``SLIP_POSITIVE``); inside it =
+    sticking."""
+    friction = lam_t[:, 0] if lam_t.shape[1] == 1 else jnp.linalg.norm(lam_t, axis=1)
+    saturated = jnp.abs(friction) >= mu * lam_n * (1.0 - 1e-9)
+    direction = jnp.where(friction <= 0.0, SLIP_POSITIVE, SLIP_NEGATIVE)
+    sliding = jnp.where(saturated, direction, STICK)
+    return jnp.where(lam_n > negligible, sliding, SEPARATED)
+
+
+__all__ = [
+    "FORMULATIONS",
+    "MODE_LABELS",
+    "ContactStep",
+    "Contacts",
+    "contact_step",
+    "friction_directions",
+    "point_plane_contacts",
+]

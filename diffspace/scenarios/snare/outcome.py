@@ -1,0 +1,133 @@
+"""What one snare simulation computes (pure JAX): the installed shape, the virtual spring at the struck node
+(and its surface over end distances, Eq. (41)), the virtual-spring impact (Eq. (43)) and the full dynamic rope
+impact; and the leaner set of headline metrics for design work.
+
+Status: ``NOT_CONVERGED`` when the static shape or pressing solves fail, ``NO_EVENT`` when an impact has not
+separated within its horizon, ``SOLVER_FAILURE`` when the dynamic solve stops; the first of these wins.
+"""
+
+from __future__ import annotations
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+from jaxtyping import Array, Bool, Float, Int
+
+from ...bodies import (
+    RopeImpact,
+    SnareModel,
+    VirtualSpring,
+    dynamic_horizon,
+    dynamic_impact,
+    initial_shape,
+    pressing_curve,
+    snare_virtual_impact,
+    stiffness_profile,
+    virtual_spring,
+)
+from ...contact import ImpactOutcome, eval_surface, fit_surface
+from ...status import Status, failed, first_failure, flag
+
+
+class SurfaceFit(eqx.Module):
+    """Eq. (41) over end distances: static ``forces (D, K)``, the 0/1 ``weights`` of the fitted range,
+    ``coefficients`` ``c_ij``, the weighted ``rms_error`` [N] and ``converged``."""
+
+    forces: Float[Array, "D K"]
+    weights: Float[Array, "D K"]
+    coefficients: Float[Array, "p q"]
+    rms_error: Float[Array, ""]
+    converged: Bool[Array, ""]
+
+
+class SnareOutcome(eqx.Module):
+    """One snare impact. ``model``: the rope model of the run (clamps installed); ``shape``: installed nodes
+    (N+1, 3) and whether their solve converged; ``spring``: the struck node's virtual spring; ``profile``: ``k_v(0)`` at nodes 2..N [N/m];
+    ``virtual``/``dynamic``: the two impacts; ``horizon``: of the dynamic impact [s]."""
+
+    model: SnareModel
+    shape: Float[Array, "N1 3"]
+    shape_converged: Bool[Array, ""]
+    spring: VirtualSpring
+    profile: Float[Array, " Nm1"]
+    surface: SurfaceFit
+    virtual: ImpactOutcome
+    dynamic: RopeImpact
+    horizon: Float[Array, ""]
+    status: Int[Array, ""]
+
+
+def _statics_status(shape_ok, spring: VirtualSpring):
+    return flag(~(shape_ok & spring.converged), Status.NOT_CONVERGED)
+
+
+def surface_fit(model: SnareModel, node, end_distances, degree_d: int) -> SurfaceFit:
+    """Installed shapes and pressing curves of ``node`` (0-based) at each end distance (clamp angles as
+    installed), fitted over ``F_c in [0, F_A]`` with ``d_ref`` = the model's end distance."""
+    def one(d):
+        m = eqx.tree_at(lambda t: t.rings.end_distance, model, d)
+        x, ok = initial_shape(m)
+        f, ok_f = pressing_curve(m, x, node)
+        return f, ok & ok_f
+
+    forces, ok = jax.vmap(one)(end_distances)
+    weights = jnp.cumprod(forces <= model.fit_max_force, axis=1).astype(float)
+    d_ref = model.rings.end_distance
+    coef = fit_surface(model.fit_depths, end_distances, forces, model.degree, degree_d, d_ref, weights)
+    pred = jax.vmap(lambda d: jax.vmap(lambda x: eval_surface(coef, x, d, d_ref))(model.fit_depths))(end_distances)
+    rms = jnp.sqrt(jnp.sum(weights * (pred - forces) ** 2) / jnp.sum(weights))
+    return SurfaceFit(forces, weights, coef, rms, jnp.all(ok))
+
+
+def simulate_snare(scenario, params) -> SnareOutcome:
+    """Everything ``diffspace run`` reports (see the module docstring)."""
+    model = scenario.model(params)
+    node, speed = params.node - 1, params.approach_speed
+    x_eq, shape_ok = initial_shape(model)
+    spring = virtual_spring(model, x_eq, node)
+    virtual = snare_virtual_impact(model, spring.coefficients, speed, n_save=200)
+    horizon = dynamic_horizon(model, spring.coefficients, virtual, speed, params.initial_gap, scenario.horizon_factor)
+    dynamic = dynamic_impact(model, x_eq, node, speed, horizon, gap=params.initial_gap, **scenario.solver_settings)
+    degree_d = min(2, scenario.end_distances.shape[0] - 1)
+    surface = surface_fit(model, node, scenario.end_distances, degree_d)
+    status = first_failure(_statics_status(shape_ok, spring), virtual.status, dynamic.status)
+    return SnareOutcome(model, x_eq, shape_ok, spring, stiffness_profile(model, x_eq), surface, virtual, dynamic, horizon,
+                        status)
+
+
+def _nan_if_failed(status, metrics: dict) -> dict:
+    bad = failed(status)
+    return {k: jnp.where(bad, jnp.nan, v) for k, v in metrics.items()}
+
+
+def snare_metrics(scenario, params) -> dict:
+    """Design metrics (SI): the configured method's ``peak_force_N``, ``impulse_N_s``, ``restitution``,
+    ``max_indentation_m`` and ``fit_range_fraction`` (maximum indentation over the virtual spring's fitted
+    depth range; > 1: the polynomial is extrapolated), the virtual spring's own ``virtual_*`` numbers and
+    ``k_v0_N_m``, the ``dynamic_*`` ones with ``simulation.method = "dynamic"``, ``approach_speed_m_s``."""
+    model = scenario.model(params)
+    node, speed = params.node - 1, params.approach_speed
+    x_eq, shape_ok = initial_shape(model)
+    spring = virtual_spring(model, x_eq, node)
+    virtual = snare_virtual_impact(model, spring.coefficients, speed)
+    statics = _statics_status(shape_ok, spring)
+    out = {"approach_speed_m_s": speed, "k_v0_N_m": spring.coefficients[0],
+           "virtual_peak_force_N": virtual.peak_force, "virtual_impulse_N_s": virtual.impulse,
+           "virtual_contact_duration_s": virtual.contact_duration, "virtual_restitution": virtual.restitution,
+           "virtual_max_indentation_m": virtual.max_indentation}
+    if scenario.method == "virtual":
+        status = first_failure(statics, virtual.status)
+        chosen = {"peak_force_N": virtual.peak_force, "impulse_N_s": virtual.impulse,
+                  "restitution": virtual.restitution, "max_indentation_m": virtual.max_indentation}
+    else:
+        horizon = dynamic_horizon(model, spring.coefficients, virtual, speed, params.initial_gap,
+                                  scenario.horizon_factor)
+        dyn = dynamic_impact(model, x_eq, node, speed, horizon, gap=params.initial_gap, **scenario.solver_settings)
+        status = first_failure(statics, dyn.status)
+        chosen = {"peak_force_N": dyn.peak_force, "impulse_N_s": dyn.impulse, "restitution": dyn.restitution,
+                  "max_indentation_m": dyn.max_node_displacement}
+        out.update({"dynamic_peak_force_N": dyn.peak_force, "dynamic_impulse_N_s": dyn.impulse,
+                    "dynamic_rebound_speed_m_s": dyn.rebound_speed,
+                    "dynamic_max_node_displacement_m": dyn.max_node_displacement})
+    chosen["fit_range_fraction"] = chosen["max_indentation_m"] / spring.fit_limit
+    return {"status": status, **_nan_if_failed(status, {**chosen, **out})}

@@ -1,0 +1,174 @@
+"""The snare-closing scenario on the scenario protocol: three wire ropes close on a free grapple shaft while
+the rotating ring turns (capture step 2 of Cai et al. 2021, Section 3, Fig. 1). Physics:
+:mod:`diffspace.scenarios.snare_closing.model`.
+
+Design variables (config keys, config units): ``drive.duration_s``, ``drive.final_angle_deg``,
+``drive.start_time_s`` (``drive.kind = "rest_to_rest"``), ``shaft.mass_kg``, ``shaft.initial_position_m[i]``,
+``shaft.initial_velocity_m_s[i]``, ``rope.bending_rigidity_N_m2``, ``rope.axial_rigidity_N``,
+``contact.stiffness_N_m_n``, ``contact.restitution_c``, ``contact.reference_speed_m_s``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import ClassVar
+
+import equinox as eqx
+import jax.numpy as jnp
+import numpy as np
+from jaxtyping import Array, Float
+
+from ...actuation.drive import Drive, RestToRest
+from ...bodies import RopeSpec, Shaft, SnareRings
+from ...contact import ContactLaw
+from ...io.config import Schema
+from ...status import ConfigError
+from ..base import AbstractParams, AbstractScenario, Parameter
+from ..snare.config import rope_spec
+from . import report
+from .analysis import axis_distance
+from .config import build_drive, check_config, max_ring_angle, schema
+from .model import ClosingModel, initial_state, rope_nodes
+from .outcome import ClosingOutcome, closing_metrics, simulate_closing
+
+SCALAR_KEYS = {  # design key -> (ClosingParams field, lower, upper, unit, log)
+    "shaft.mass_kg": ("shaft_mass", 1e-2, 1e5, "kg", True),
+    "rope.bending_rigidity_N_m2": ("bending_rigidity", 1e-4, 10.0, "N m^2", True),
+    "rope.axial_rigidity_N": ("axial_rigidity", 1e3, 1e7, "N", True),
+    "contact.stiffness_N_m_n": ("contact_stiffness", 1e4, 1e10, "N/m^n", True),
+    "contact.restitution_c": ("contact_restitution", 1e-3, 1.0, "-", False),
+    "contact.reference_speed_m_s": ("reference_speed", 1e-3, 10.0, "m/s", True),
+}
+VECTOR_KEYS = {"shaft.initial_position_m": ("shaft_position", -1.0, 1.0, "m"),
+               "shaft.initial_velocity_m_s": ("shaft_velocity", -1.0, 1.0, "m/s")}
+DRIVE_KEYS = {  # rest_to_rest only: design key -> (RestToRest field, lower, upper, unit, config units -> SI)
+    "drive.duration_s": ("duration", 1e-3, 100.0, "s", None),
+    "drive.start_time_s": ("start_time", 0.0, 100.0, "s", None),
+    "drive.final_angle_deg": ("end", 0.0, None, "deg", jnp.deg2rad),
+}
+
+
+class ClosingParams(AbstractParams):
+    drive: Drive  # ring angle psi(t) [rad]
+    shaft_mass: Float[Array, ""]
+    shaft_position: Float[Array, "2"]  # in the ring plane, at t = 0
+    shaft_velocity: Float[Array, "2"]
+    bending_rigidity: Float[Array, ""]  # EI
+    axial_rigidity: Float[Array, ""]  # EA
+    contact_stiffness: Float[Array, ""]
+    contact_restitution: Float[Array, ""]
+    reference_speed: Float[Array, ""]  # v_0 of the contact damping
+
+
+class SnareClosing(AbstractScenario):
+    """Three (``closing.n_ropes``) ropes closing on a free grapple shaft as the rotating ring turns."""
+
+    name: ClassVar[str] = "snare_closing"
+    params: ClosingParams
+    rope: RopeSpec  # pinned ends; the rest bend is turned outward by model()
+    rings: SnareRings  # rope 0, ends at ring angle psi (unit rate)
+    shaft: Shaft
+    contact_exponent: Float[Array, ""]
+    end_time: Float[Array, ""]
+    psi_max_deg: float = eqx.field(static=True)
+    tolerances: tuple[float, float] = eqx.field(static=True)  # rtol, atol
+    budget: tuple[int, int] = eqx.field(static=True)  # n_save, max_steps
+    law: str = eqx.field(static=True)
+    n_ropes: int = eqx.field(static=True)
+    points_per_section: int = eqx.field(static=True)
+
+    @classmethod
+    def schema(cls) -> Schema:
+        return schema()
+
+    @classmethod
+    def from_config(cls, cfg: dict) -> "SnareClosing":
+        check_config(cfg)
+        c, s, r, k, sim = cfg["closing"], cfg["shaft"], cfg["rope"], cfg["contact"], cfg["simulation"]
+        a = lambda x: jnp.asarray(x, dtype=float)  # noqa: E731
+        params = ClosingParams(build_drive(cfg["drive"]), a(s["mass_kg"]), a(s["initial_position_m"]),
+                               a(s["initial_velocity_m_s"]), a(r["bending_rigidity_N_m2"]), a(r["axial_rigidity_N"]),
+                               a(k["stiffness_N_m_n"]), a(k["restitution_c"]), a(k["reference_speed_m_s"]))
+        scenario = cls(params=params, rope=rope_spec(r, "pinned"),
+                       rings=SnareRings(c["ring_radius_m"], c["open_end_distance_m"], 1.0), shaft=Shaft(s["radius_m"]),
+                       contact_exponent=a(k["exponent"]), end_time=a(c["end_time_s"]),
+                       psi_max_deg=float(np.rad2deg(max_ring_angle(cfg))), tolerances=(sim["rtol"], sim["atol"]),
+                       budget=(sim["n_save"], sim["max_steps"]), law=k["law"], n_ropes=c["n_ropes"],
+                       points_per_section=k["points_per_section"])
+        scenario.check_clearance()
+        return scenario
+
+    # ------------------------------------------------------------------ model
+    @property
+    def solver_settings(self) -> dict:
+        return {"rtol": self.tolerances[0], "atol": self.tolerances[1], "n_save": self.budget[0],
+                "max_steps": self.budget[1]}
+
+    def model(self, params: ClosingParams) -> ClosingModel:
+        """The closing model of ``params`` (pure): ``k_tor = EI / l_0``, the rest bend turned outward."""
+        k_tor = params.bending_rigidity * self.rope.n_sections / self.rope.length
+        rope = self.rope.build(params.axial_rigidity, k_tor)
+        rope = eqx.tree_at(lambda r: r.rest_bend, rope, -rope.rest_bend)
+        law = ContactLaw(params.contact_stiffness, self.contact_exponent, params.contact_restitution,
+                         mass=params.shaft_mass, law=self.law).canonical()
+        return ClosingModel(rope, self.rings, params.drive, self.shaft, law, params.shaft_mass, params.reference_speed,
+                            self.rope.length, self.n_ropes, self.points_per_section)
+
+    def check_clearance(self) -> None:
+        """``ConfigError`` if the shaft overlaps a rope's initial static shape (host side, one compiled solve)."""
+        nodes, shaft, ok = eqx.filter_jit(_initial_nodes)(self)
+        if not bool(ok):
+            return  # simulate reports the failed static solve with its status
+        clearance = min(float(axis_distance(xk - shaft)) for xk in nodes)
+        clearance -= float(0.5 * self.rope.diameter + self.shaft.radius)
+        if clearance <= 0.0:
+            raise ConfigError(f"shaft.initial_position_m: the shaft overlaps a rope at t = 0 (clearance {clearance:.3g} m)")
+
+    # ------------------------------------------------------------------ protocol
+    def simulate(self, params: ClosingParams) -> ClosingOutcome:
+        return simulate_closing(self, params)
+
+    def metrics(self, params: ClosingParams) -> dict:
+        return closing_metrics(self, params)
+
+    def design_space(self) -> tuple[Parameter, ...]:
+        out = [Parameter(key, lo, hi, unit, log) for key, (_, lo, hi, unit, log) in SCALAR_KEYS.items()]
+        out += [Parameter(f"{key}[{i}]", lo, hi, unit) for key, (_, lo, hi, unit) in VECTOR_KEYS.items() for i in (0, 1)]
+        if isinstance(self.params.drive, RestToRest):
+            out += [Parameter(key, lo, self.psi_max_deg if hi is None else hi, unit)
+                    for key, (_, lo, hi, unit, _) in DRIVE_KEYS.items()]
+        return tuple(out)
+
+    def with_design(self, params: ClosingParams, values: dict) -> ClosingParams:
+        known = {p.key for p in self.design_space()}
+        for key, value in values.items():
+            if key not in known:
+                self.parameter(key)  # raises naming the known keys
+            value = jnp.asarray(value, float)
+            if key in SCALAR_KEYS:
+                params = eqx.tree_at(lambda p: getattr(p, SCALAR_KEYS[key][0]), params, value)
+            elif key in DRIVE_KEYS:
+                field, *_, convert = DRIVE_KEYS[key]
+                params = eqx.tree_at(lambda p: getattr(p.drive, field), params, convert(value) if convert else value)
+            else:
+                name, index = key[:-3], int(key[-2])
+                field = VECTOR_KEYS[name][0]
+                params = eqx.tree_at(lambda p: getattr(p, field), params, getattr(params, field).at[index].set(value))
+        return params
+
+    def summary(self, outcome: ClosingOutcome) -> dict:
+        return report.summary(self, outcome)
+
+    def write(self, outcome: ClosingOutcome, out: Path) -> None:
+        report.write(self, outcome, out)
+
+    def diagnose(self, outcome: ClosingOutcome) -> str:
+        return report.diagnose(self, outcome)
+
+
+def _initial_nodes(scenario: SnareClosing):
+    """Every rope's nodes (R, N+1, 3) and the shaft position at ``t = 0``, and whether the static solve converged."""
+    model = scenario.model(scenario.params)
+    y0, ok = initial_state(model, scenario.params.shaft_position, scenario.params.shaft_velocity)
+    nodes, _ = rope_nodes(model, 0.0, y0.x_free, y0.v_free)
+    return nodes, y0.p, ok

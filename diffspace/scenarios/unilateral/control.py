@@ -1,0 +1,74 @@
+r"""Inputs of the contact task: tabulated base force/torque and joint torques, plus a task-space controller.
+
+The paper computed its inputs offline by constrained quadratic programming and shows them only as
+figures (Figs. 4, 5), so they cannot be reproduced. Here the generalised input ``Q = [F_Bx, F_By, F_Btheta,
+tau_1, tau_2, tau_3]`` (paper eq. (6): ``S_B^T F_B + S_J^T tau``; world force at the base centre of mass,
+base torque, joint torques) is the sum of
+
+* **profiles** from the config: piecewise-linear in time through knots ``(t_k, Q_k)``, holding the end
+  values outside the knots (:class:`InputProfiles`); zero by default;
+* the built-in **task-space controller** (:class:`TaskController`), which presses the tip onto the plane
+  and slides it along ``+x``. With the tip ``P = (x, y)``, its arm Jacobian ``J_a = dP / d theta_J``
+  (``2 x 3``, base treated as fixed), the reference ``x_r(t) = x_P(0) + s(t)`` (``s`` a quintic
+  rest-to-rest move of length ``slide`` from ``slide_start`` over ``slide_duration``) and the pressing
+  force ramped in by the same quintic shape over ``press_ramp``,
+
+  .. math:: F = \begin{bmatrix} k_t (x_r - x) + d_t (\dot x_r - \dot x) \\ -F_{press}(t) - d_n \dot y
+            \end{bmatrix},\qquad \tau = J_a^\top F + N\,(-k_p(\theta_J - \theta_{J0}) - d_p\dot\theta_J),
+
+  ``N = I - J_a^T (J_a J_a^T)^{-1} J_a`` the null-space projector of the redundant arm (its posture is
+  held without disturbing the tip force), and the base is held at its initial pose by a PD law
+  ``F_B = -K_B (q_B - q_B0) - D_B q_B'`` (world ``x, y`` and the base angle; zero gains leave it free).
+"""
+
+from __future__ import annotations
+
+import equinox as eqx
+import jax.numpy as jnp
+from jaxtyping import Array, Float
+
+from ...actuation import RestToRest
+
+
+class InputProfiles(eqx.Module):
+    """Piecewise-linear input profiles ``Q(t)`` through knots ``times (K,)``, ``values (K, 6)``."""
+
+    times: Float[Array, " K"]
+    values: Float[Array, "K 6"]
+
+    def __call__(self, t) -> Float[Array, "6"]:
+        return jnp.stack([jnp.interp(t, self.times, self.values[:, i]) for i in range(6)])
+
+
+class TaskController(eqx.Module):
+    """Press-and-slide task-space controller (see the module text); gains in SI units."""
+
+    stiffness: Float[Array, ""]  # k_t [N/m]
+    damping: Float[Array, ""]  # d_t [N s/m]
+    press_force: Float[Array, ""]  # F_press [N]
+    normal_damping: Float[Array, ""]  # d_n [N s/m]
+    slide: RestToRest  # s(t): 0 -> slide length [m]
+    press_ramp: Float[Array, ""]  # [s]
+    posture_stiffness: Float[Array, ""]  # k_p [N m/rad]
+    posture_damping: Float[Array, ""]  # d_p [N m s/rad]
+    base_stiffness: Float[Array, "3"]  # K_B [N/m, N/m, N m/rad]
+    base_damping: Float[Array, "3"]  # D_B [N s/m, N s/m, N m s/rad]
+
+    def pressing(self, t) -> Float[Array, ""]:
+        ramp = RestToRest(0.0, 1.0, self.press_ramp)
+        return self.press_force * ramp.angle(t)
+
+    def __call__(self, t, q, u, tip_position, tip_jacobian, reference) -> Float[Array, "6"]:
+        """``Q`` at time ``t``; ``reference``: the initial state ``(q0, tip x0)``."""
+        q0, tip_x0 = reference
+        offset, rate = self.slide.state(t)
+        velocity = tip_jacobian @ u
+        force = jnp.stack([
+            self.stiffness * (tip_x0 + offset - tip_position[0]) + self.damping * (rate - velocity[0]),
+            -self.pressing(t) - self.normal_damping * velocity[1],
+        ])
+        arm = tip_jacobian[:, 3:]
+        null = jnp.eye(3) - arm.T @ jnp.linalg.solve(arm @ arm.T, arm)
+        posture = -self.posture_stiffness * (q[3:] - q0[3:]) - self.posture_damping * u[3:]
+        base = -self.base_stiffness * (q[:3] - q0[:3]) - self.base_damping * u[:3]
+        return jnp.concatenate([base, arm.T @ force + null @ posture])

@@ -1,0 +1,164 @@
+r"""Unilateral contact with friction: the planar floating-base arm pressing on and sliding along a plane.
+
+SPEC 5.4; Hu, Wang, Li & Qian, "Modeling and simulation of space robot with unilateral contact based on
+complementary problem" (2016). The model (:mod:`.model`), the inputs (:mod:`.control`), the contact LCPs
+(:mod:`diffspace.contact.unilateral`, solved by :func:`diffspace.contact.lemke`) and the fixed-step
+integration (:mod:`.stepping`) are pure JAX, so a run is differentiable end to end: gradients pass
+through every LCP by the implicit derivative of its final basis.
+
+``diffspace run configs/unilateral_contact.toml``; design variables: ``contact.mu`` and the controller's
+``stiffness_N_m``, ``damping_N_s_m``, ``press_force_N``, ``slide_m``; metrics: ``tip_travel_m`` (net tip motion along
+the plane), ``min_normal_force_N`` (smallest normal force after the pressing ramp: 0 means the tip
+separated), ``separated_s``, ``peak_normal_force_N``, ``max_penetration_m``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import ClassVar
+
+import equinox as eqx
+import jax.numpy as jnp
+import numpy as np
+from jaxtyping import Array, Float, Int
+
+from ...actuation import RestToRest
+from ...contact.unilateral import SEPARATED
+from ...status import ConfigError, Status, describe, first_failure, flag
+from ..base import AbstractOutcome, AbstractParams, AbstractScenario, Parameter
+from . import config as cfg_mod
+from . import report
+from .control import InputProfiles, TaskController
+from .model import PlanarArm
+from .stepping import StepOptions, Trajectory, run
+
+# design key -> (path into the params, Parameter)
+_DESIGN = {
+    "contact.mu": (lambda p: p.mu, Parameter("contact.mu", 0.01, 0.5, "-", help="Coulomb friction coefficient")),
+    "controller.stiffness_N_m": (
+        lambda p: p.controller.stiffness,
+        Parameter("controller.stiffness_N_m", 20.0, 5000.0, "N/m", log=True, help="tangential tracking gain"),
+    ),
+    "controller.damping_N_s_m": (
+        lambda p: p.controller.damping,
+        Parameter("controller.damping_N_s_m", 1.0, 500.0, "N s/m", log=True, help="tangential damping"),
+    ),
+    "controller.press_force_N": (
+        lambda p: p.controller.press_force,
+        Parameter("controller.press_force_N", 0.5, 20.0, "N", help="commanded pressing force"),
+    ),
+    "controller.slide_m": (
+        lambda p: p.controller.slide.end,
+        Parameter("controller.slide_m", 0.0, 0.45, "m", help="commanded slide along +x (reach limit 0.343 m)"),
+    ),
+}
+
+
+class UnilateralParams(AbstractParams):
+    q0: Float[Array, "6"]  # [x0, y0, theta0, theta1..3] (m, rad)
+    u0: Float[Array, "6"]
+    mu: Float[Array, ""]
+    controller: TaskController
+    profiles: InputProfiles
+
+
+class UnilateralOutcome(AbstractOutcome):
+    status: Int[Array, ""]
+    trajectory: Trajectory
+    mu: Float[Array, ""]  # the friction coefficient of the run (plots show the cone)
+
+
+def _controller(c: dict) -> TaskController:
+    on = 1.0 if c["enabled"] else 0.0
+    f = lambda x: jnp.asarray(np.asarray(x, dtype=float) * on)  # noqa: E731  (disabled: every gain zero)
+    return TaskController(
+        stiffness=f(c["stiffness_N_m"]), damping=f(c["damping_N_s_m"]), press_force=f(c["press_force_N"]),
+        normal_damping=f(c["normal_damping_N_s_m"]),
+        slide=RestToRest(0.0, c["slide_m"] * on, c["slide_duration_s"], c["slide_start_s"]),
+        press_ramp=jnp.asarray(c["press_ramp_s"]), posture_stiffness=f(c["posture_stiffness_N_m_rad"]),
+        posture_damping=f(c["posture_damping_N_m_s_rad"]), base_stiffness=f(c["base_stiffness"]),
+        base_damping=f(c["base_damping"]),
+    )
+
+
+class Unilateral(AbstractScenario):
+    """The paper's planar space robot in unilateral frictional contact with the plane ``y = 0``."""
+
+    name: ClassVar[str] = "unilateral"
+    headline: ClassVar[tuple[str, str]] = ("tip_travel_m", "controller.stiffness_N_m")
+    arm: PlanarArm
+    options: StepOptions
+    params: UnilateralParams
+
+    @classmethod
+    def schema(cls):
+        return cfg_mod.schema()
+
+    @classmethod
+    def from_config(cls, cfg: dict) -> "Unilateral":
+        sim, robot, contact = cfg["unilateral"], cfg["robot"], cfg["contact"]
+        times, values = cfg_mod.profile_table(cfg["inputs"])
+        arm = PlanarArm.build(robot["masses_kg"], robot["lengths_m"], robot["base_inertia_kg_m2"])
+        q0 = np.concatenate([sim["initial_base_m"], [np.deg2rad(sim["initial_base_angle_deg"])],
+                             np.deg2rad(sim["initial_joint_angles_deg"])])
+        u0 = np.concatenate([sim["initial_base_velocity_m_s"], [np.deg2rad(sim["initial_base_rate_deg_s"])],
+                             np.deg2rad(sim["initial_joint_rates_deg_s"])])
+        if float(arm.tip_position(jnp.asarray(q0))[1]) < -1e-9:
+            raise ConfigError("unilateral.initial_joint_angles_deg: the tip starts below the plane y = 0")
+        options = StepOptions(
+            formulation=sim["formulation"], dt=sim["dt_s"], n_steps=cfg_mod.step_count(sim),
+            baumgarte_rate=contact["baumgarte_rate_1_s"], closed_gap=contact["closed_gap_m"],
+        )
+        params = UnilateralParams(
+            q0=jnp.asarray(q0), u0=jnp.asarray(u0), mu=jnp.asarray(contact["mu"]),
+            controller=_controller(cfg["controller"]), profiles=InputProfiles(jnp.asarray(times), jnp.asarray(values)),
+        )
+        return cls(arm=arm, options=options, params=params)
+
+    # ------------------------------------------------------------------ pure
+    def simulate(self, params: UnilateralParams) -> UnilateralOutcome:
+        traj = run(self.arm, params.q0, params.u0, params.mu, params.controller, params.profiles, self.options)
+        finite = jnp.all(jnp.isfinite(traj.q)) & jnp.all(jnp.isfinite(traj.u))
+        status = first_failure(flag(~jnp.all(traj.lcp_converged), Status.NOT_CONVERGED),
+                               flag(~finite, Status.NON_FINITE))
+        return UnilateralOutcome(status=status, trajectory=traj, mu=params.mu)
+
+    def with_design(self, params: UnilateralParams, values: dict[str, Array]) -> UnilateralParams:
+        for key, value in values.items():
+            if key not in _DESIGN:
+                self.parameter(key)  # raises ConfigError listing the known keys
+            params = eqx.tree_at(_DESIGN[key][0], params, jnp.asarray(value, float))
+        return params
+
+    def metrics(self, params: UnilateralParams) -> dict[str, Array]:
+        out = self.simulate(params)
+        traj = out.trajectory
+        pressed = traj.t[:-1] >= params.controller.press_ramp
+        min_force = jnp.min(jnp.where(pressed, traj.normal_force, jnp.inf))
+        return {
+            "tip_travel_m": traj.tip[-1, 0] - traj.tip[0, 0],
+            "min_normal_force_N": jnp.where(jnp.any(pressed), min_force, jnp.nan),
+            "separated_s": self.options.dt * jnp.sum(pressed & (traj.mode == SEPARATED)),
+            "peak_normal_force_N": jnp.max(traj.normal_force),
+            "max_penetration_m": jnp.maximum(-jnp.min(traj.tip[:, 1]), 0.0),
+            "status": out.status,
+        }
+
+    # ------------------------------------------------------------------ host side
+    def design_space(self) -> tuple[Parameter, ...]:
+        return tuple(parameter for _, parameter in _DESIGN.values())
+
+    def summary(self, outcome: UnilateralOutcome) -> dict:
+        return report.summary(self.arm, self.options, outcome.trajectory, int(outcome.status))
+
+    def write(self, outcome: UnilateralOutcome, out: Path) -> None:
+        report.write(self.arm, outcome.trajectory, outcome.mu, Path(out))
+
+    def diagnose(self, outcome: UnilateralOutcome) -> str:
+        traj = outcome.trajectory
+        failed = np.flatnonzero(~np.asarray(traj.lcp_converged))
+        if failed.size:
+            k = int(failed[0])
+            return (f"contact LCP ({self.options.formulation} level) not solved at step {k} "
+                    f"(t = {k * self.options.dt:.3f} s) after {int(traj.lcp_pivots[k])} pivots")
+        return describe(int(outcome.status))
