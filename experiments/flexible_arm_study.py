@@ -32,7 +32,7 @@ from diffspace.io.results import plot_panels
 from diffspace.scenarios import load_scenario
 from diffspace.scenarios.flexible_arm import model
 from diffspace.scenarios.flexible_arm.results import angle_differences
-from diffspace.scenarios.flexible_arm.scenario import key_results
+from diffspace.scenarios.flexible_arm.outcome import key_results
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "experiments" / "results" / "flexible_arm"

@@ -9,7 +9,8 @@ import numpy as np
 
 from ...io.results import plot_panels, write_timeseries
 from ...status import Status
-from .scenario import FlexibleArm, FlexibleArmOutcome, key_results
+from .model import Settings
+from .outcome import FlexibleArmOutcome, key_results
 
 
 def _finite(x: float) -> float | None:
@@ -30,9 +31,8 @@ def angle_differences(out: FlexibleArmOutcome) -> tuple[np.ndarray, np.ndarray]:
     return base, joints
 
 
-def summary(scenario: FlexibleArm, out: FlexibleArmOutcome) -> dict:
+def summary(s: Settings, frequency_hz, out: FlexibleArmOutcome) -> dict:
     """JSON-ready scalars (SI, unit-suffixed; the keys of issue 13 first)."""
-    s = scenario.settings
     base_diff, joint_diff = angle_differences(out)
     result = {
         "status": Status(int(out.status)).label,
@@ -57,11 +57,11 @@ def summary(scenario: FlexibleArm, out: FlexibleArmOutcome) -> dict:
     if out.reaction_force is not None:
         result["joint_reaction_force_max_N"] = _list(np.linalg.norm(np.asarray(out.reaction_force), axis=2).max(0))
     if s.flexible:
-        result["first_mode_frequency_hz"] = float(scenario.params.frequency_hz)
+        result["first_mode_frequency_hz"] = float(frequency_hz)
     return result
 
 
-def write(scenario: FlexibleArm, out: FlexibleArmOutcome, path: Path) -> None:
+def write(out: FlexibleArmOutcome, path: Path) -> None:
     """``timeseries.csv``/``.npz`` and the plots ``modal.png`` (Fig. 2), ``end_effector.png`` (Fig. 3),
     ``angle_differences.png`` (Fig. 4), ``angles.png`` (Fig. 5) and ``constraints.png``."""
     ts = np.asarray(out.ts)
