@@ -99,4 +99,6 @@ def test_flagged_and_ignored_limits(tmp_path):
     assert main(args + ["--set", 'ejection.limits="ignore"', "--out", str(tmp_path / "ignore")]) == 0
     ignored = json.loads((tmp_path / "ignore" / "summary.json").read_text())
     assert ignored["status"] in ("ok", "not_settled") and "limit_crossings" not in ignored
-    assert 120.0 + ignored["joint_angle_change_final_deg"][JOINT4] > 150.0  # beyond the limit
+    # the flag only reports: both runs follow the same motion (which crosses the stop and swings back)
+    np.testing.assert_allclose(ignored["joint_angle_change_final_deg"], flagged["joint_angle_change_final_deg"],
+                               rtol=1e-9, atol=1e-9)

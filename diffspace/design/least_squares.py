@@ -59,7 +59,7 @@ def _inverse(transform: Transform, x: float) -> float:
     return math.log(s / (1.0 - s))
 
 
-def at_bound(transform: Transform, z: float, margin: float = 1e-4) -> bool:
+def at_bound(transform: Transform, z: float, margin: float = 1e-3) -> bool:
     """True if a bounded parameter sits within ``margin`` (of its range) of a bound: a saturated fit."""
     if isinstance(transform, str):
         return False

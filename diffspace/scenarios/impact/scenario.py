@@ -211,4 +211,8 @@ class Impact(AbstractScenario):
                         f"{t_max:g} s{extra}")
             return (f"phase 'contact': no separation within impact.t_max_s = {t_max:g} s (the rebound is too weak "
                     "against the friction, or the horizon is too short)")
+        if int(outcome.status) == Status.EVENT_BUDGET and bool(outcome.contact_made):
+            return (f"phase 'contact': no separation within simulation.max_segments = {self.budget[1]} contact and "
+                    "stick-slip events (the bodies settle into contact, e.g. friction presses them together; or raise "
+                    "the budget)")
         return Status(int(outcome.status)).description
