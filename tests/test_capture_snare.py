@@ -65,6 +65,7 @@ def test_masses_closing_speed_and_small_speed_limit(scenario):
     assert summary["status"] == "ok" and summary["node"] == 3
 
 
+@pytest.mark.slow  # the virtual-spring impact's gradient is checked fast in test_snare.py
 def test_gradient_of_the_peak_force_matches_central_differences(scenario):
     key = "capture.approach_angles_deg[0]"
 

@@ -138,7 +138,7 @@ def _free_vibration(damping_ratio: float, end_condition: str = "pinned"):
     return np.asarray(_excess_energy(rope, xi, v0, first, last, attach))
 
 
-@pytest.mark.parametrize("end_condition", ["pinned", "clamped"])
+@pytest.mark.parametrize("end_condition", ["pinned", pytest.param("clamped", marks=pytest.mark.slow)])
 def test_energy_balance_without_and_with_damping(end_condition):
     """Kinetic + axial + bending (+ clamp) energy is constant without damping (to solver tolerance: 1e-6 of
     the vibration energy above the prestressed equilibrium) and decreases monotonically with the dashpots."""

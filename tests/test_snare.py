@@ -121,6 +121,7 @@ def test_paper_peak_ordering_at_the_configured_end_condition(paper):
     np.testing.assert_allclose([peak[n] for n in NODES], [2.99, 2.27, 2.03, 2.30, 3.04], rtol=0.03)  # regression
 
 
+@pytest.mark.slow  # compile-heavy; the virtual-spring impact and its gradient are checked fast above
 def test_design_metrics_of_the_virtual_spring():
     """The scenario's design metrics with ``simulation.method = "virtual"`` (a 6-section rope, nodes batched by
     ``vmap`` through ``with_design``): status ok, the headline peak is the virtual spring's, the indentation
