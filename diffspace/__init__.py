@@ -1,19 +1,12 @@
 """diffspace: differentiable space-mechanism dynamics in JAX.
 
-float64 is enabled at import (``jax_enable_x64``): the physics checks need 1e-9 agreement.
-Set ``DIFFSPACE_CACHE_DIR`` to cache compiled programs on disk, so the second run of a scenario skips its
-compile (opt-in: JAX's persistent cache is not safe for several processes writing it at once).
+float64 is enabled at import (``jax_enable_x64``): the physics checks need 1e-9 agreement. A library import
+changes nothing else; the command line turns on the persistent compilation cache (``diffspace.app.cache``).
 """
-
-import os
 
 import jax
 
 jax.config.update("jax_enable_x64", True)
-_cache = os.environ.get("DIFFSPACE_CACHE_DIR", "")
-if _cache:
-    jax.config.update("jax_compilation_cache_dir", _cache)
-    jax.config.update("jax_persistent_cache_min_compile_time_secs", 1.0)
 
 from .dynamics import (  # noqa: E402
     base_momentum,

@@ -1,7 +1,8 @@
-"""Outcome status codes and the two user-facing error types (the lowest layer: everything may import it).
+"""Outcome status codes, the two user-facing error types and two helpers that keep their messages short
+(the lowest layer: everything may import it).
 
 Every simulated outcome carries an integer ``status`` (a JAX array, so it batches under ``vmap``) with one
-of the :class:`Status` codes. Codes up to :attr:`Status.NOT_CONVERGED` are *failures*: the numbers of such
+of the :class:`Status` codes. Codes 1-9 are *failures*: the numbers of such
 a run are not results and every consumer (``run``, ``sweep``, ``optimize``, ``fit``) excludes them and
 counts them. The higher codes are *warnings*: the run is valid, but something the user asked to watch for
 happened (e.g. the arm was still slipping at the end, a joint crossed its limit).
@@ -15,6 +16,9 @@ import jax.numpy as jnp
 from jaxtyping import Array, ArrayLike, Bool, Int
 
 
+FIRST_WARNING = 10
+
+
 class Status(enum.IntEnum):
     """Outcome status; ``int(status)`` is what outcomes store."""
 
@@ -24,12 +28,13 @@ class Status(enum.IntEnum):
     NO_EVENT = 3  # an event the result needs (separation, contact, release) did not happen in the horizon
     NON_FINITE = 4  # NaN or inf in the state or a result
     NOT_CONVERGED = 5  # an inner solver (LCP pivoting, Newton, projection) did not converge
-    NOT_SETTLED = 6  # warning: valid run that had not settled at the end (e.g. joints still slipping)
-    LIMIT_CROSSED = 7  # warning: a joint crossed its limit (joint limits = "flag")
+    OUT_OF_RANGE = 6  # the motion left the model's range of validity (e.g. the contact left the surface)
+    NOT_SETTLED = 10  # warning: valid run that had not settled at the end (e.g. joints still slipping)
+    LIMIT_CROSSED = 11  # warning: a joint crossed its limit (joint limits = "flag")
 
     @property
     def failed(self) -> bool:
-        return 0 < self.value <= Status.NOT_CONVERGED.value
+        return 0 < self.value < FIRST_WARNING
 
     @property
     def label(self) -> str:
@@ -47,11 +52,11 @@ _DESCRIPTIONS = {
     Status.NO_EVENT: "an event the result needs did not happen within the horizon",
     Status.NON_FINITE: "non-finite numbers in the state or the results",
     Status.NOT_CONVERGED: "an inner solver did not converge",
+    Status.OUT_OF_RANGE: "the motion left the model's range of validity",
     Status.NOT_SETTLED: "the motion had not settled at the end of the horizon",
     Status.LIMIT_CROSSED: "a joint crossed its limit",
 }
 
-FIRST_WARNING = Status.NOT_SETTLED.value
 
 
 def failed(status: Int[ArrayLike, "..."]) -> Bool[Array, "..."]:
@@ -72,6 +77,24 @@ def first_failure(*codes: Int[ArrayLike, "..."]) -> Int[Array, "..."]:
 def flag(condition: Bool[ArrayLike, "..."], code: Status) -> Int[Array, "..."]:
     """``code`` where ``condition`` holds, else OK."""
     return jnp.where(condition, code.value, Status.OK.value)
+
+
+def capped(items, limit: int = 5, sep: str = ", ") -> str:
+    """At most ``limit`` of ``items`` joined by ``sep``, then "and N more": messages stay short whatever the input."""
+    items = list(items)
+    head = sep.join(str(item) for item in items[:limit])
+    rest = "" if len(items) <= limit else f"{sep if chr(10) in sep else ' '}and {len(items) - limit} more"
+    return head + rest
+
+
+def shown(value, width: int = 60, bare: bool = False) -> str:
+    """``repr(value)`` (``bare``: a string as it is) for a message, cut to ``width`` characters: a 25 MB
+    attribute must not become the message."""
+    try:
+        text = value if bare and isinstance(value, str) else repr(value)
+    except ValueError:  # an integer beyond Python's 4300-digit conversion limit
+        return "<a number too large to print>"
+    return text if len(text) <= width else f"{text[:width]}... ({len(text)} characters)"
 
 
 class ConfigError(ValueError):

@@ -2,29 +2,26 @@
 
 Writes ``experiments/results/ejection_study/``: ``summary.json`` (per attitude: equivalent masses space/plane,
 separation time and velocity, joint angle changes, stable time/velocity/angular rate, energy budget),
-``study.png`` and per-attitude time series and plots; with ``--paper`` also the semi-analytic baseline's
-difference to the full simulation. Same as ``diffspace run`` with the output directory fixed.
+``study.png`` and per-attitude time series and plots; with ``--paper`` the semi-analytic baseline's difference
+to the full simulation too. Same as ``diffspace run --out experiments/results/ejection_study --overwrite``.
 """
 
 import argparse
-import json
+import sys
 from pathlib import Path
 
-from diffspace.app.cli import DEFAULT_CONFIG, load_scenario
-from diffspace.scenarios.ejection_study import run_default
+from diffspace.app.cli import main as cli
 
 OUT = Path(__file__).resolve().parent / "results" / "ejection_study"
 
 
-def main() -> None:
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--paper", action="store_true", help="add the semi-analytic baseline comparison")
     args = parser.parse_args()
-    overrides = ['ejection.method="paper"'] if args.paper else []
-    _, cfg = load_scenario(DEFAULT_CONFIG, overrides)
-    summary = run_default(cfg, OUT)
-    print(json.dumps({k: v["separation_velocity_m_s"] for k, v in summary["attitudes"].items()}, indent=1))
+    extra = ["--set", 'ejection.method="paper"'] if args.paper else []
+    return cli(["run", "--out", str(OUT), "--overwrite", *extra])
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -1,15 +1,16 @@
 """Air-table impact validation (paper Section 4.1, Tables 1 and 3): measured vs fitted model vs the paper.
 
-1. ``diffspace fit`` of the Zhiying-Qishao contact (k and c; friction of Eq. (10) with the paper's
-   mu = 0.00905, g = 10) on the three train impacts ``experiments/data/impact_airtable_train.csv``.
-2. Leave-one-out: refit on two impacts and predict the held-out one (a test of prediction at another speed).
+1. Fits of the Zhiying-Qishao contact (k and c) to the three train impacts
+   ``experiments/data/impact_airtable_train.csv`` with two friction models: the paper's Eq. (10) (a constant
+   force mu (m1 + m2) g on the relative motion during contact, mu = 0.00905, g = 10) and the physical one,
+   Coulomb air-table friction mu m_i g on each body with stick (mu g = 0.0905 m/s^2 from the deceleration
+   tests). The shipped configs use the Coulomb fit.
+2. Leave-one-out for each: refit on two impacts and predict the held-out one (prediction at another speed).
 3. The paper's own model values (Table 1 without friction, Table 3 with friction) as published, and the
    paper's parameters (ZQ, c = 0.55) run in our solver with k calibrated to the paper's Table 1 peak force
-   of experiment 1 (the paper does not give k), which shows that c = 0.55 gives e = 0.53 in this law, not
-   the 0.66 of the paper's Table 1.
+   of experiment 1 (the paper does not give k).
 
-Writes ``experiments/results/impact_validation.{json,md,png}`` and ``experiments/results/impact_fit/``.
-Run: ``python experiments/impact_validation.py``
+Writes ``experiments/results/impact_validation.{json,md,png}``. Run: ``python experiments/impact_validation.py``
 """
 
 from __future__ import annotations
@@ -17,137 +18,135 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
-import diffspace  # noqa: F401
-from diffspace.app.cli import load_scenario
-from diffspace.design.least_squares import least_squares
-from diffspace.scenarios import impact
+from diffspace.design import run_fit
+from diffspace.scenarios import FitData, load_scenario
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
 RESULTS = HERE / "results"
 DATA = HERE / "data" / "impact_airtable_train.csv"
-CONFIG = ROOT / "configs" / "impact_airtable.toml"
+CONFIG = HERE.parent / "configs" / "impact_airtable.toml"
+FITTED = ("contact.stiffness_N_m_n", "contact.restitution_c")
+FRICTION = {"paper": ["friction.model=\"paper\"", "friction.mu=0.00905", "friction.gravity_m_s2=10.0"],
+            "coulomb": ["friction.model=\"coulomb\"", "friction.mu=0.00905", "friction.gravity_m_s2=10.0"]}
 
 # Paper Tables 1 and 3 (model columns; speeds in mm/s, forces in N)
 PAPER_T1 = {"v_out": [62.57, 82.54, 53.83], "f_peak": [201.5, 279.4, 167.3]}  # without friction
 PAPER_T3 = {"v_out": [57.22, 79.21, 47.22], "f_peak": [220.1, 286.8, 185.5]}  # with friction, Eq. (10)
 
 
-def _fit_rows(cfg, data, rows):
-    sub = {k: v[rows] for k, v in data.items()}
+def predict(scenario, speeds, design: dict) -> dict:
+    """Detached velocity [mm/s] and peak force [N] at first-touch ``speeds`` [m/s] with ``design`` applied."""
+    def one(v):
+        m = scenario.metrics(scenario.with_design(scenario.params, {**design, "impact.approach_speed_m_s": v,
+                                                                    "impact.initial_gap_m": 0.0}))
+        return m["detached_velocity_m_s"], m["peak_force_N"]
 
-    def residuals(p):
-        pred = impact.predict(cfg, sub["v_in"], p)
-        return jnp.concatenate([pred["v_out"] / sub["v_out"] - 1.0, pred["f_peak"] / sub["f_peak"] - 1.0])
-
-    init = {"stiffness": cfg["contact"]["stiffness_N_m_n"], "restitution": cfg["contact"]["restitution_c"]}
-    return least_squares(residuals, init, {"stiffness": "log", "restitution": ("logit", 0.0, 1.0)})
-
-
-def _with(cfg, **updates):
-    new = {s: dict(t) for s, t in cfg.items()}
-    for dotted, value in updates.items():
-        section, key = dotted.split("__")
-        new[section][key] = value
-    return new
+    v_out, f_peak = jax.jit(jax.vmap(one))(jnp.asarray(speeds, float))
+    return {"v_out": 1e3 * np.asarray(v_out), "f_peak": np.asarray(f_peak)}
 
 
-def main() -> dict:
-    _, cfg = load_scenario(CONFIG, [])
-    data = impact.read_impact_data(DATA)
-    n = len(data["v_in"])
-    result = impact.fit(cfg, DATA, RESULTS / "impact_fit")
-    fitted = _with(cfg, contact__stiffness_N_m_n=result.params["stiffness"],
-                   contact__restitution_c=result.params["restitution"])
-    pred = {k: 1e3 ** (k == "v_out") * np.asarray(v) for k, v in impact.predict(fitted, data["v_in"]).items()}
+def fit(scenario, data: FitData, rows):
+    sub = FitData({k: v[rows] for k, v in data.conditions.items()}, {k: v[rows] for k, v in data.measured.items()},
+                  {k: v[rows] for k, v in data.sigma.items()}, data.absolute_sigma)
+    params = [scenario.parameter(k) for k in FITTED]
+    initial = {"contact.stiffness_N_m_n": float(scenario.params.stiffness),
+               "contact.restitution_c": float(scenario.params.restitution)}
+    result, _ = run_fit(scenario, sub, params, initial, {"initial_grid": False, "max_iter": 50})
+    return result
 
+
+def study(friction: str, data: FitData, speeds: np.ndarray) -> dict:
+    scenario = load_scenario(CONFIG, FRICTION[friction])
+    n = len(speeds)
+    result = fit(scenario, data, np.arange(n))
     loo = {"v_out": np.zeros(n), "f_peak": np.zeros(n), "params": []}
     for held in range(n):
-        rows = np.array([i for i in range(n) if i != held])
-        r = _fit_rows(cfg, data, rows)
-        p = impact.predict(_with(cfg, contact__stiffness_N_m_n=r.params["stiffness"],
-                                 contact__restitution_c=r.params["restitution"]), data["v_in"][held:held + 1])
-        loo["v_out"][held], loo["f_peak"][held] = 1e3 * float(p["v_out"][0]), float(p["f_peak"][0])
+        r = fit(scenario, data, np.array([i for i in range(n) if i != held]))
+        p = predict(scenario, speeds[held:held + 1], r.params)
+        loo["v_out"][held], loo["f_peak"][held] = p["v_out"][0], p["f_peak"][0]
         loo["params"].append(r.params)
+    return {"scenario": scenario, "fit": result, "fitted": predict(scenario, speeds, result.params), "loo": loo}
 
-    # paper parameters in our solver: ZQ c = 0.55, k from the paper's frictionless peak force of experiment 1
-    nofric = _with(cfg, friction__model="none", contact__restitution_c=0.55, contact__stiffness_N_m_n=1.0e7)
-    f0 = float(impact.predict(nofric, data["v_in"][:1])["f_peak"][0])
-    k_paper = 1.0e7 * (PAPER_T1["f_peak"][0] / f0) ** 2.5  # F_peak ~ k^(2/5) for this law family
-    ours_t1 = impact.predict(_with(nofric, contact__stiffness_N_m_n=k_paper), data["v_in"])
-    ours_t3 = impact.predict(_with(cfg, contact__restitution_c=0.55, contact__stiffness_N_m_n=k_paper), data["v_in"])
 
-    meas = {"v_out": 1e3 * data["v_out"], "f_peak": data["f_peak"]}
-    columns = {
-        "fitted model": pred,
-        "leave-one-out prediction": loo,
-        "paper Table 3 (friction)": {k: np.asarray(v) for k, v in PAPER_T3.items()},
-        "paper Table 1 (no friction)": {k: np.asarray(v) for k, v in PAPER_T1.items()},
-        "paper params in diffspace (friction)": {"v_out": 1e3 * np.asarray(ours_t3["v_out"]),
-                                                 "f_peak": np.asarray(ours_t3["f_peak"])},
-        "paper params in diffspace (no friction)": {"v_out": 1e3 * np.asarray(ours_t1["v_out"]),
-                                                    "f_peak": np.asarray(ours_t1["f_peak"])},
-    }
-    table = {"v_in_mm_s": (1e3 * data["v_in"]).tolist(), "measured": {k: v.tolist() for k, v in meas.items()}}
-    lines = ["| model | quantity | exp 1 | exp 2 | exp 3 | mean abs error % |", "|---|---|---|---|---|---|"]
+def _table(meas, columns) -> tuple[dict, list[str]]:
+    table, lines = {}, ["| model | quantity | exp 1 | exp 2 | exp 3 | mean abs error % |", "|---|---|---|---|---|---|"]
     lines.append("| measured | v_out [mm/s] | " + " | ".join(f"{x:.2f}" for x in meas["v_out"]) + " | |")
     lines.append("| measured | F_peak [N] | " + " | ".join(f"{x:.1f}" for x in meas["f_peak"]) + " | |")
     for name, col in columns.items():
         entry = {}
         for q, unit, fmt in (("v_out", "mm/s", "{:.2f}"), ("f_peak", "N", "{:.1f}")):
             err = 100 * (np.asarray(col[q]) - meas[q]) / meas[q]
-            entry[q] = np.asarray(col[q]).tolist()
-            entry[f"{q}_error_percent"] = err.tolist()
+            entry[q], entry[f"{q}_error_percent"] = np.asarray(col[q]).tolist(), err.tolist()
             entry[f"{q}_mean_abs_error_percent"] = float(np.mean(np.abs(err)))
             lines.append(f"| {name} | {q} [{unit}] | " + " | ".join(
                 f"{fmt.format(x)} ({e:+.1f}%)" for x, e in zip(col[q], err)) + f" | {np.mean(np.abs(err)):.2f} |")
         table[name] = entry
-    summary = {
-        "fit": result.to_dict(),
-        "leave_one_out_parameters": loo["params"],
-        "paper_params_stiffness_N_m_n": k_paper,
-        "table": table,
-    }
+    return table, lines
+
+
+def main() -> dict:
+    base = load_scenario(CONFIG, [])
+    data = base.read_data(DATA)
+    speeds = data.conditions["impact.approach_speed_m_s"]
+    meas = {"v_out": 1e3 * data.measured["detached_velocity_m_s"], "f_peak": data.measured["peak_force_N"]}
+    runs = {friction: study(friction, data, speeds) for friction in FRICTION}
+    # paper parameters in our solver: ZQ c = 0.55, k from the paper's frictionless peak force of experiment 1
+    nofric = load_scenario(CONFIG, ['friction.model="none"'])
+    f0 = predict(nofric, speeds[:1], {"contact.restitution_c": 0.55, "contact.stiffness_N_m_n": 1e7})["f_peak"][0]
+    k_paper = 1.0e7 * (PAPER_T1["f_peak"][0] / f0) ** 2.5  # F_peak ~ k^(2/5) for this law family
+    paper_design = {"contact.restitution_c": 0.55, "contact.stiffness_N_m_n": k_paper}
+    columns = {}
+    for friction, run in runs.items():
+        columns[f"fitted, {friction} friction"] = run["fitted"]
+        columns[f"leave-one-out, {friction} friction"] = run["loo"]
+    columns["paper Table 3 (friction)"] = {k: np.asarray(v) for k, v in PAPER_T3.items()}
+    columns["paper Table 1 (no friction)"] = {k: np.asarray(v) for k, v in PAPER_T1.items()}
+    columns["paper params in diffspace (paper friction)"] = predict(runs["paper"]["scenario"], speeds, paper_design)
+    columns["paper params in diffspace (no friction)"] = predict(nofric, speeds, paper_design)
+    table, lines = _table(meas, columns)
+    table["v_in_mm_s"] = (1e3 * speeds).tolist()
+    summary = {f"fit_{friction}_friction": run["fit"].to_dict() for friction, run in runs.items()}
+    summary.update({f"leave_one_out_parameters_{f}": run["loo"]["params"] for f, run in runs.items()})
+    summary.update(paper_params_stiffness_N_m_n=k_paper, table=table)
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / "impact_validation.json").write_text(json.dumps(summary, indent=2, default=float) + "\n")
-    header = [
-        "# Air-table impact validation (train experiments)",
-        "",
-        f"Fitted (ZQ + paper friction): k = {result.params['stiffness']:.4g} +- {result.std_errors['stiffness']:.2g} "
-        f"N/m^1.5, c = {result.params['restitution']:.4f} +- {result.std_errors['restitution']:.2g}; "
-        f"rms relative residual {result.rms:.4f}.",
-        f"Paper parameters in diffspace: ZQ c = 0.55, k = {k_paper:.4g} N/m^1.5 (calibrated to Table 1 F = 201.5 N).",
-        "",
-    ]
+    header = ["# Air-table impact validation (train experiments)", ""]
+    for friction, run in runs.items():
+        r = run["fit"]
+        header.append(f"Fitted (ZQ, {friction} friction): k = {r.params[FITTED[0]]:.4g} +- {r.std_errors[FITTED[0]]:.2g} "
+                      f"N/m^1.5, c = {r.params[FITTED[1]]:.4f} +- {r.std_errors[FITTED[1]]:.2g}; rms relative "
+                      f"residual {r.rms:.4f}.")
+    header += [f"Paper parameters in diffspace: ZQ c = 0.55, k = {k_paper:.4g} N/m^1.5 (calibrated to Table 1 F = "
+               "201.5 N).", ""]
     (RESULTS / "impact_validation.md").write_text("\n".join(header + lines) + "\n")
-    _plot(data, meas, columns, fitted)
+    _plot(speeds, meas, columns, runs["coulomb"])
     print("\n".join(header + lines))
     return summary
 
 
-def _plot(data, meas, columns, fitted) -> None:
+def _plot(speeds, meas, columns, run) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     v = np.linspace(0.06, 0.14, 9)
-    curve = {k: np.asarray(x) for k, x in impact.predict(fitted, v).items()}
+    curve = predict(run["scenario"], v, run["fit"].params)
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
-    markers = ["s", "^", "v", "<", ">", "D"]
-    for ax, q, scale, label in ((axes[0], "v_out", 1e3, "detached velocity [mm/s]"),
-                                (axes[1], "f_peak", 1.0, "peak force [N]")):
-        ax.plot(1e3 * v, scale * curve[q], "-", color="C0", lw=1, label="fitted model (curve)")
-        ax.plot(1e3 * data["v_in"], meas[q], "ko", ms=7, label="measured")
+    markers = ["s", "^", "v", "<", ">", "D", "P", "X"]
+    for ax, q, label in ((axes[0], "v_out", "detached velocity [mm/s]"), (axes[1], "f_peak", "peak force [N]")):
+        ax.plot(1e3 * v, curve[q], "-", color="C0", lw=1, label="fitted model, Coulomb friction (curve)")
+        ax.plot(1e3 * speeds, meas[q], "ko", ms=7, label="measured")
         for m, (name, col) in zip(markers, columns.items()):
-            ax.plot(1e3 * data["v_in"], col[q], m, ms=5, mfc="none", label=name)
+            ax.plot(1e3 * speeds, col[q], m, ms=5, mfc="none", label=name)
         ax.set_xlabel("impact speed [mm/s]")
         ax.set_ylabel(label)
         ax.grid(alpha=0.3)
-    axes[0].legend(fontsize=7)
+    axes[0].legend(fontsize=6)
     fig.tight_layout()
     fig.savefig(RESULTS / "impact_validation.png", dpi=120)
     plt.close(fig)

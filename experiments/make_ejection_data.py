@@ -9,19 +9,19 @@ stable angular rate (0.1 deg/s) and the free joints' final angle changes (encode
 
 from pathlib import Path
 
+import equinox as eqx
 import jax
 import numpy as np
 
-from diffspace.app.cli import load_scenario
-from diffspace.scenarios.ejection_study import case_from_config, evaluate
+from diffspace.scenarios import load_scenario
 
 ROOT = Path(__file__).resolve().parent.parent
 VELOCITY_STD, RATE_STD, ANGLE_STD = 1e-3, 0.1, 0.05
 
 
 def main(seed: int = 7) -> Path:
-    _, cfg = load_scenario(ROOT / "configs" / "ejection_plane.toml", ["friction.viscous_N_m_s_rad=5.4", "friction.coulomb_N_m=2.0"])
-    case = case_from_config(cfg)
+    case = load_scenario(ROOT / "configs" / "ejection_plane.toml", ["friction.viscous_N_m_s_rad=5.4",
+                                                                     "friction.coulomb_N_m=2.0"])
     rng = np.random.default_rng(seed)
     n = case.robot.n_joints
     free = case.free
@@ -32,7 +32,7 @@ def main(seed: int = 7) -> Path:
         random = np.zeros(n)
         random[free] = rng.uniform(-np.pi / 2, np.pi / 2, len(free))
         attitudes.append(random)
-    run = jax.jit(lambda a: evaluate(case, a, case.params)[0])
+    run = jax.jit(lambda a: case.simulate(eqx.tree_at(lambda p: p.attitude, case.params, a)))
     for angles in attitudes:
         result = run(angles)
         velocity = float(result.separation_velocity) + rng.normal(0, VELOCITY_STD)

@@ -1,6 +1,10 @@
+import os
 import sys
+import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
+# the command line's persistent compilation cache, private to this test session (inherited by subprocesses)
+os.environ.setdefault("DIFFSPACE_CACHE_DIR", tempfile.mkdtemp(prefix="diffspace-test-cache-"))
 
 import diffspace  # noqa: E402,F401  (enables float64 before any test builds arrays)

@@ -8,25 +8,25 @@ import numpy as np
 import pytest
 
 import diffspace as ds
-from diffspace.app.cli import load_scenario
+from diffspace.design import simulate_default
 from diffspace.dynamics import restricted_dynamics
+from diffspace.scenarios import load_scenario
 from diffspace.scenarios.ejection import equivalent_mass
-from diffspace.scenarios.ejection_study import case_from_config, evaluate, evaluate_jit, model_of
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 K, L = 812.7, 0.086
 
 
 def _case(*overrides, config="ejection_plane.toml"):
-    _, cfg = load_scenario(CONFIGS / config, list(overrides))
-    return case_from_config(cfg)
+    return load_scenario(CONFIGS / config, list(overrides))
 
 
 @pytest.mark.parametrize("attitude", ["attitude_1", "attitude_4"])
 def test_locked_joints_match_rigid_oscillator(attitude):
     case = _case("friction.model=\"locked\"", f"ejection.attitude=\"{attitude}\"")
-    result, _ = evaluate_jit(case, case.angles, case.params)
+    result = simulate_default(case)
     mass = float(case.robot.total_mass)
+    assert int(result.status) == 0
     assert abs(result.separation_velocity - L * np.sqrt(K / mass)) < 1e-6 * L * np.sqrt(K / mass)
     assert abs(result.separation_time - np.pi / 2 * np.sqrt(mass / K)) < 1e-6 * np.pi / 2 * np.sqrt(mass / K)
     assert abs(result.equivalent_mass - mass) < 1e-9 * mass
@@ -35,14 +35,14 @@ def test_locked_joints_match_rigid_oscillator(attitude):
 @pytest.mark.parametrize("config", ["ejection_plane.toml", "ejection_space.toml"])
 def test_frictionless_energy_and_momentum(config):
     case = _case("friction.model=\"none\"", "simulation.rtol=1e-10", "simulation.atol=1e-12", config=config)
-    result, run = evaluate_jit(case, case.angles, case.params)
-    model, _ = model_of(case)
-    sol = run.solution
+    result = simulate_default(case)
+    model, _ = case.model(case.params)
+    sol = result.solution
     index = int(np.argmax(np.asarray(sol.segment_event)))
-    q_sep, v_sep, _ = (x[index] for x in sol.segment_y)
+    q_sep, v_sep = sol.segment_y.q[index], sol.segment_y.v[index]
     energy_sep = ds.kinetic_energy(model.robot, q_sep, v_sep)
     assert abs(energy_sep - result.spring_energy) < 1e-8 * result.spring_energy
-    q_end, v_end, _ = sol.final_y
+    q_end, v_end = sol.final_y.q, sol.final_y.v
     for before, after in zip(ds.momentum(model.robot, q_sep, v_sep), ds.momentum(model.robot, q_end, v_end)):
         assert np.abs(after - before).max() < 1e-9 * max(np.abs(before).max(), 1e-3)
     assert float(sol.ts[-1]) > float(result.separation_time) + 1.0  # well into free flight
@@ -50,7 +50,7 @@ def test_frictionless_energy_and_momentum(config):
 
 def test_equivalent_mass_is_schur_complement_and_sets_initial_acceleration():
     case = _case("friction.model=\"none\"", "ejection.attitude=\"attitude_2\"")
-    model, free_angles = model_of(case)
+    model, free_angles = case.model(case.params)
     q0 = model.robot.neutral().at[7:].set(free_angles)
     h = np.asarray(ds.mass_matrix(model.robot, q0))
     rows = np.r_[2, 6:model.robot.nv]  # rail = base z, then the free joints
@@ -66,9 +66,9 @@ def test_equivalent_mass_is_schur_complement_and_sets_initial_acceleration():
 
 def test_energy_budget_closes_with_stick_slip():
     case = _case("simulation.rtol=1e-10", "simulation.atol=1e-12")
-    result, run = evaluate_jit(case, case.angles, case.params)
+    result = simulate_default(case)
     assert bool(result.stable)
-    events = int(np.sum(np.asarray(run.solution.segment_event)))
+    events = int(np.sum(np.asarray(result.solution.segment_event)))
     assert events >= 3  # separation plus stick/slip transitions inside the horizon
     budget = result.spring_energy - result.kinetic_energy_final - result.friction_loss
     assert abs(budget) < 1e-8 * result.spring_energy
@@ -78,12 +78,12 @@ def test_energy_budget_closes_with_stick_slip():
 @pytest.mark.timeout(1200)
 def test_smooth_friction_converges_to_hybrid():
     hybrid_case = _case("ejection.attitude=\"attitude_2\"")
-    hybrid, _ = evaluate_jit(hybrid_case, hybrid_case.angles, hybrid_case.params)
+    hybrid = simulate_default(hybrid_case)
     errors = []
     for eps in (1e-2, 1e-3, 1e-4):
         case = _case("friction.model=\"smooth\"", f"friction.smooth_velocity_rad_s={eps}", "ejection.attitude=\"attitude_2\"",
                      "simulation.max_steps=200000")
-        smooth, _ = evaluate_jit(case, case.angles, case.params)
+        smooth = simulate_default(case)
         errors.append(
             max(
                 abs(smooth.separation_velocity - hybrid.separation_velocity) / hybrid.separation_velocity,
@@ -105,14 +105,14 @@ def test_gradient_of_stable_velocity_matches_finite_differences():
         return result.stable_velocity
 
     x0, b0 = case.angles[free], case.params[4]
-    result, run = evaluate_jit(case, case.angles, case.params)
+    result = simulate_default(case)
     assert int(np.sum(np.asarray(run.solution.segment_event))) >= 3  # stick/slip events inside the horizon
     grad = jax.jit(jax.grad(stable_velocity, argnums=(0, 1)))(x0, b0)
     value = jax.jit(stable_velocity)
-    eps = 1e-5
+    eps, eps_deg = 1e-5, np.rad2deg(1e-5)
     for k in range(len(free)):
-        e = jnp.zeros(len(free)).at[k].set(eps)
-        fd = (value(x0 + e, b0) - value(x0 - e, b0)) / (2 * eps)
-        assert abs(grad[0][k] - fd) < 1e-4 * max(abs(fd), 1e-3), (k, grad[0][k], fd)
+        e = jnp.zeros(len(free)).at[k].set(eps_deg)
+        fd = (value(x0 + e, b0) - value(x0 - e, b0)) / (2 * eps_deg)
+        assert abs(grad[0][k] - fd) < 1e-4 * max(abs(fd), np.deg2rad(1e-3)), (k, grad[0][k], fd)
     fd_b = (value(x0, b0 + eps) - value(x0, b0 - eps)) / (2 * eps)
     assert abs(grad[1] - fd_b) < 1e-4 * max(abs(fd_b), 1e-4), (grad[1], fd_b)

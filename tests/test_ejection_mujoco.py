@@ -113,9 +113,9 @@ def plane_robot(attitude: str):
 def our_separation(model: EjectionModel, angles):
     """Separation time, rail velocity and joint angles of our hybrid simulation (tight tolerances)."""
     sol = simulate_ejection(model, angles, T_FINAL, n_save=2, rtol=1e-10, atol=1e-12).solution
-    hit = (sol.segment_mode_before[0] == RAIL) & (sol.segment_mode_after[0] == FLIGHT) & sol.segment_event
+    hit = (sol.segment_mode_before.phase == RAIL) & (sol.segment_mode_after.phase == FLIGHT) & sol.segment_event
     i = jnp.argmax(hit)
-    return sol.segment_end[i], model.rail_axis @ sol.segment_y[1][i, :3], sol.segment_y[0][i, 7:], jnp.any(hit)
+    return sol.segment_end[i], model.rail_axis @ sol.segment_y.v[i, :3], sol.segment_y.q[i, 7:], jnp.any(hit)
 
 
 def ours(attitude: str, friction: bool):

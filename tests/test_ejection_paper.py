@@ -1,4 +1,4 @@
-"""The paper's semi-analytic ejection recursion (``ejection_paper.paper_ejection``, SPEC 5.1 baseline).
+"""The paper's semi-analytic ejection recursion (``ejection.paper.paper_ejection``, SPEC 5.1 baseline).
 
 Fast: closed forms (locked arm: v = l sqrt(k/M), t_r = pi/2 sqrt(M/k)), the equivalent mass as the Schur
 complement. Slow (``-m slow``): the recursion against the full hybrid simulation for the five esd_arm7
@@ -14,8 +14,7 @@ import pytest
 
 import diffspace as ds
 from diffspace.actuation.friction import JointFriction
-from diffspace.scenarios.ejection import EjectionModel, simulate_ejection
-from diffspace.scenarios.ejection_paper import paper_ejection
+from diffspace.scenarios.ejection import EjectionModel, paper_ejection, simulate_ejection
 
 ROBOT = Path(__file__).resolve().parents[1] / "configs" / "robots" / "esd_arm7.toml"
 LOCKED, FREE = np.array([0, 2, 4, 6]), np.array([1, 3, 5])  # plane mode: joints 1, 3, 5, 7 locked
@@ -95,13 +94,14 @@ def test_paper_recursion_vs_full_simulation(arm, attitudes):
        1.4-4.1 % (v_r), largest for attitude 2 (largest joint motion); the paper itself reports 2.6 % /
        3.2 % against ADAMS for its arm. Asserted caps: 6 % (t_r), 5 % (v_r), i.e. "a few %".
     """
-    from diffspace.scenarios.ejection_results import ejection_result
+    from diffspace.scenarios.ejection import ejection_outcome
 
     names, angles = attitudes
 
     def full(a):
         model, free = plane_model(arm, a)
-        return ejection_result(model, simulate_ejection(model, free, 3.0), free)
+        nan = jnp.asarray(jnp.nan)
+        return ejection_outcome(model, simulate_ejection(model, free, 3.0), free, (nan, nan), {})
 
     ref = jax.jit(jax.vmap(full))(angles)
     assert np.all(np.asarray(ref.status) == 0) and np.all(np.asarray(ref.stable))
@@ -112,7 +112,8 @@ def test_paper_recursion_vs_full_simulation(arm, attitudes):
 
     # 1. consistency: the recursion with the dropped terms restored converges to the full model
     consistent = jax.jit(jax.vmap(
-        lambda a, dt: paper_ejection(*plane_model(arm, a), dt=dt, coriolis=True, backaction=True, max_segments=320),
+        lambda a, dt: paper_ejection(*plane_model(arm, a), dt=dt, spring="oscillator", coriolis=True, backaction=True,
+                                     max_segments=320),
         in_axes=(0, None)))
     fine, coarse = consistent(angles, 0.01), consistent(angles, 0.02)
     assert np.all(np.asarray(fine["stable"]))

@@ -70,7 +70,7 @@ def test_nonlinear_fit_with_log_and_logit_transforms():
 def test_bad_initial_values_raise():
     with pytest.raises(ValueError, match="> 0"):
         least_squares(lambda p: jnp.stack([p["a"] - 1.0]), {"a": -1.0})
-    with pytest.raises(ValueError, match="lie in"):
+    with pytest.raises(ValueError, match="strictly inside"):
         least_squares(lambda p: jnp.stack([p["a"] - 0.5]), {"a": 1.5}, {"a": ("logit", 0.0, 1.0)})
 
 

@@ -1,47 +1,20 @@
 """The ``diffspace`` command: ``run | sweep | optimize | fit | bench`` (SPEC section 4).
 
-A config's scenario is the scenario section it contains (``[motion]``, ``[ejection]``, ``[impact]``, ...).
-User errors (bad config, missing file, bad data) print one message per problem and exit with status 2,
-without a traceback; solver failures exit with status 3 and name the phase.
+A config selects its scenario (``scenario = "<name>"`` or its scenario section). Bad input prints one line
+per problem naming the key or file and exits with status 2, without a traceback; a simulation that fails
+exits with status 3 naming the phase; Ctrl-C exits with status 130 saying what was kept.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 from pathlib import Path
 
-from ..io.packaged import DATA_DIR
-from ..io.config import apply_overrides, read_toml, validate
-from ..status import ConfigError
+from ..io.packaged import packaged_config
+from ..status import ConfigError, SolverFailure
 
-SCENARIOS = {
-    "motion": "diffspace.scenarios.free_floating",
-    "ejection": "diffspace.scenarios.ejection_study",
-    "impact": "diffspace.scenarios.impact",
-    "snare": "diffspace.scenarios.snare",
-    "capture": "diffspace.scenarios.capture",
-    "closing": "diffspace.scenarios.snare_closing",
-}
-CONFIG_DIR = DATA_DIR
-DEFAULT_CONFIG = CONFIG_DIR / "ejection_plane.toml"
-
-
-def _scenario_of(cfg: dict, path: Path):
-    present = [name for name in SCENARIOS if name in cfg]
-    if len(present) != 1:
-        raise ConfigError(
-            f"{path}: a config needs exactly one scenario section ({', '.join(SCENARIOS)}); found {present or 'none'}"
-        )
-    return importlib.import_module(SCENARIOS[present[0]])
-
-
-def load_scenario(path: Path, overrides: list[str]):
-    """Read, override and validate a config; return ``(module, validated config)``."""
-    cfg = apply_overrides(read_toml(path), overrides)
-    module = _scenario_of(cfg, path)
-    return module, validate(cfg, module.schema(), path.parent)
+DEFAULT_CONFIG = packaged_config("ejection_study.toml")
 
 
 def _config_path(args) -> Path:
@@ -53,26 +26,20 @@ def _config_path(args) -> Path:
 
 
 def _dispatch(args) -> int:
-    if args.command == "bench":
+    if args.command == "bench":  # measures compile times: never from the cache
         from .bench import run_bench
 
         run_bench(quick=args.quick, out=Path(args.out))
         return 0
+    from .cache import enable_cache
+    from .commands import COMMANDS, load
+
+    enable_cache(disabled=args.no_cache)
     path = _config_path(args)
-    module, cfg = load_scenario(path, args.set)
-    out = Path(args.out) if args.out else Path("runs") / f"{path.stem}_{args.command}"
-    action = getattr(module, args.command if args.command != "run" else "run", None)
-    if action is None:
-        raise ConfigError(f"{path}: scenario '{module.__name__.rsplit('.', 1)[-1]}' has no '{args.command}' command")
-    if args.command == "fit":
-        if not args.data:
-            raise ConfigError("fit: --data CSV is required")
-        action(cfg, Path(args.data), out)
-    elif args.command == "run" and args.config is None and hasattr(module, "run_default"):
-        module.run_default(cfg, out)
-    else:
-        action(cfg, out)
-    print(f"results written to {out}")
+    args.out = args.out or str(Path("runs") / f"{path.stem}_{args.command}")
+    loaded = load(path, args.set)
+    COMMANDS[args.command](args, loaded)
+    print(f"results written to {args.out}")
     return 0
 
 
@@ -84,6 +51,9 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("config", nargs="?" if name == "run" else None, default=None)
         p.add_argument("--out", default=None, help="output directory (default runs/<config>_<command>)")
         p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a config key")
+        p.add_argument("--overwrite", action="store_true", help="replace results of another command or config")
+        p.add_argument("--quiet", action="store_true", help="no progress bars")
+        p.add_argument("--no-cache", action="store_true", help="do not use the persistent compilation cache")
         if name == "fit":
             p.add_argument("--data", default=None, help="measured data CSV")
     bench = sub.add_parser("bench")
@@ -94,17 +64,20 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    from ..status import SolverFailure
-
     try:
         return _dispatch(args)
-    except (ConfigError, FileNotFoundError) as err:
+    except ConfigError as err:
         for line in str(err).splitlines():
             print(f"error: {line}", file=sys.stderr)
         return 2
     except SolverFailure as err:
         print(f"solver failure: {err}", file=sys.stderr)
         return 3
+    except KeyboardInterrupt:
+        kept = (f"finished chunks kept in {args.out}.partial; rerun the same command to resume"
+                if args.command == "sweep" else f"nothing written; previous results in {args.out} kept")
+        print(f"interrupted: {kept}", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":

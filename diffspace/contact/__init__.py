@@ -1,8 +1,9 @@
-"""Contact mechanics: compliant normal force laws (Hertz + damping family) and 1-D impact simulation."""
+"""Contact mechanics: compliant normal force laws behind one abstract base, and the two-body impact."""
 
 from .forces import (
     CHI_LAWS,
     LAWS,
+    AbstractContactLaw,
     ChiLaw,
     ContactLaw,
     hertz_stiffness,
@@ -11,14 +12,26 @@ from .forces import (
     restitution_closed_form,
     safe_power,
 )
-from .impact1d import FRICTION_MODELS, output_restitution, reference_indentation, simulate_impact
+from .impact import (
+    FRICTION_MODELS,
+    ImpactFriction,
+    ImpactOutcome,
+    output_restitution,
+    reference_indentation,
+    simulate_impact,
+)
+from .surfaces import Surface
 
 __all__ = [
+    "AbstractContactLaw",
     "CHI_LAWS",
     "FRICTION_MODELS",
     "LAWS",
     "ChiLaw",
     "ContactLaw",
+    "ImpactFriction",
+    "ImpactOutcome",
+    "Surface",
     "hertz_stiffness",
     "kelvin_voigt_damping_ratio",
     "kelvin_voigt_restitution_linear",

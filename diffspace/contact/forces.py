@@ -24,6 +24,7 @@ any gradient is NaN at ``delta = 0``.
 
 from __future__ import annotations
 
+import abc
 import math
 
 import equinox as eqx
@@ -158,7 +159,43 @@ def safe_power(x: Float[Array, "*b"], n: ArrayLike) -> Float[Array, "*b"]:
     return jnp.where(pos, x_safe**n, 0.0)
 
 
-class ContactLaw(eqx.Module):
+class AbstractContactLaw(eqx.Module):
+    """A normal contact force ``F(delta, delta_dot; v0) >= 0`` (zero for ``delta <= 0``, never adhesive).
+
+    Concrete laws: :class:`ContactLaw` (named Hertz + damping laws), :class:`ChiLaw` (its canonical form)
+    and the snare's virtual spring. ``stiffness`` and ``exponent`` set the integrators' reference scales
+    (``k delta^n``); ``release_indicator`` and ``force_rate_indicator`` are dimensionless event functions.
+    """
+
+    @abc.abstractmethod
+    def elastic_force(self, delta):
+        """The non-dissipative part of the force (zero for ``delta <= 0``)."""
+
+    @abc.abstractmethod
+    def unclamped_force(self, delta, delta_dot, impact_speed):
+        """The law before the no-adhesion clamp (0 for ``delta <= 0``; may be < 0 while separating)."""
+
+    @abc.abstractmethod
+    def first_touch_force(self, impact_speed):
+        """Limit of the force as ``delta -> 0+`` at ``delta_dot = v0``."""
+
+    @abc.abstractmethod
+    def release_indicator(self, delta, delta_dot, impact_speed):
+        """O(1), positive while the law pushes, a simple zero where the force releases with ``delta > 0``."""
+
+    @abc.abstractmethod
+    def force_rate_indicator(self, delta, delta_dot, delta_ddot, impact_speed):
+        """``dF/dt`` divided by a positive scale so that it is O(1) and, for laws that start at zero force,
+        positive at first touch (``dF/dt`` itself vanishes there for ``n > 1``): its zeros are the force's
+        extrema during a contact."""
+
+    def force(self, delta, delta_dot, impact_speed):
+        """Normal force [N], ``max(0, F_law)`` for ``delta > 0``, else 0 (broadcasts elementwise)."""
+        f = self.unclamped_force(delta, delta_dot, impact_speed)
+        return jnp.where(f > 0.0, f, 0.0)
+
+
+class ContactLaw(AbstractContactLaw):
     """Normal contact law ``F(delta, delta_dot; v0)``: Hertz-type stiffness and a named damping law.
 
     Fields (arrays, differentiable): ``stiffness`` k [N/m^n], ``exponent`` n [-], ``restitution`` c (input
@@ -236,17 +273,6 @@ class ContactLaw(eqx.Module):
         f = self.stiffness * safe_power(delta, self.exponent) + self.damping(impact_speed) * delta_dot
         return jnp.where(delta > 0.0, f, 0.0)
 
-    def force(
-        self, delta: Float[ArrayLike, "*b"], delta_dot: Float[ArrayLike, "*b"], impact_speed: Float[ArrayLike, "*b"]
-    ) -> Float[Array, "*b"]:
-        """Normal force [N], >= 0: ``max(0, F_law)`` for ``delta > 0``, else 0. Broadcasts elementwise.
-
-        ``delta`` [m] indentation, ``delta_dot`` [m/s] its rate (> 0 approaching), ``impact_speed`` [m/s] the
-        approach speed at first touch (``v0`` in the laws).
-        """
-        f = self.unclamped_force(delta, delta_dot, impact_speed)
-        return jnp.where(f > 0.0, f, 0.0)
-
     def first_touch_force(self, impact_speed) -> Array:
         """Limit of the force as ``delta -> 0+`` at ``delta_dot = v0``: ``D v0`` for Kelvin-Voigt, else 0."""
         if self.law != "kelvin_voigt":
@@ -264,8 +290,18 @@ class ContactLaw(eqx.Module):
         _, _, d_max = self._kv_reference(impact_speed)
         return self.unclamped_force(delta, delta_dot, impact_speed) / (self.stiffness * d_max**self.exponent)
 
+    def force_rate_indicator(self, delta, delta_dot, delta_ddot, impact_speed):
+        """Kelvin-Voigt: ``(k n delta^(n-1) delta_dot + D delta_ddot) / (k delta_max^(n-1) v0)`` (negative at
+        first touch: the force is largest at ``delta = 0+``); other laws: :meth:`ChiLaw.force_rate_indicator`."""
+        if self.law != "kelvin_voigt":
+            return self.canonical().force_rate_indicator(delta, delta_dot, delta_ddot, impact_speed)
+        _, v0s, d_max = self._kv_reference(impact_speed)
+        n = self.exponent
+        rate = self.stiffness * n * safe_power(delta, n - 1.0) * delta_dot + self.damping(impact_speed) * delta_ddot
+        return rate / (self.stiffness * d_max ** (n - 1.0) * v0s)
 
-class ChiLaw(eqx.Module):
+
+class ChiLaw(AbstractContactLaw):
     """Hunt-Crossley-family law given directly by ``chi``: ``F = max(0, k delta^n (1 + chi delta_dot / v0))``.
 
     The canonical form of every :class:`ContactLaw` except Kelvin-Voigt (same methods)."""
@@ -291,12 +327,16 @@ class ChiLaw(eqx.Module):
     def unclamped_force(self, delta, delta_dot, impact_speed):
         return self.elastic_force(jnp.asarray(delta, float)) * (1.0 + self._ratio(delta_dot, impact_speed))
 
-    def force(self, delta, delta_dot, impact_speed):
-        f = self.unclamped_force(delta, delta_dot, impact_speed)
-        return jnp.where(f > 0.0, f, 0.0)
-
     def first_touch_force(self, impact_speed):
         return jnp.zeros_like(jnp.asarray(impact_speed, float))
 
     def release_indicator(self, delta, delta_dot, impact_speed):
         return 1.0 + self._ratio(delta_dot, impact_speed)
+
+    def force_rate_indicator(self, delta, delta_dot, delta_ddot, impact_speed):
+        """``dF/dt / (k n delta^(n-1) v0) = (u (1 + chi u / v0) + chi delta delta_ddot / n v0) / v0``: equals
+        ``1 + chi`` at first touch."""
+        v0 = jnp.asarray(impact_speed, float)
+        v0s = jnp.where(v0 > 0.0, v0, 1.0)
+        delta = jnp.where(delta > 0.0, delta, 0.0)
+        return (delta_dot * (1.0 + self.chi * delta_dot / v0s) + self.chi * delta * delta_ddot / (self.exponent * v0s)) / v0s

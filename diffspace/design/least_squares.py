@@ -27,7 +27,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float
 
-Transform = str | tuple  # "log" | "none" | ("logit", lower, upper)
+Transform = str | tuple  # "log" | "none" | ("logit", lower, upper) | ("loglogit", lower, upper)
 
 
 def _forward(transform: Transform, z):
@@ -37,6 +37,8 @@ def _forward(transform: Transform, z):
     if transform == "log":
         return jnp.exp(z)
     kind, lo, hi = transform
+    if kind == "loglogit":  # bounded and log-scaled: log x = log lo + (log hi - log lo) sigmoid(z)
+        return jnp.exp(math.log(lo) + (math.log(hi) - math.log(lo)) * jax.nn.sigmoid(z))
     assert kind == "logit", transform
     return lo + (hi - lo) * jax.nn.sigmoid(z)
 
@@ -48,11 +50,21 @@ def _inverse(transform: Transform, x: float) -> float:
         if not x > 0:
             raise ValueError(f"log-parametrised value must be > 0, got {x}")
         return math.log(x)
-    _, lo, hi = transform
+    kind, lo, hi = transform
     if not lo < x < hi:
-        raise ValueError(f"logit-parametrised value must lie in ({lo}, {hi}), got {x}")
+        raise ValueError(f"value must lie strictly inside ({lo:g}, {hi:g}), got {x:g}")
+    if kind == "loglogit":
+        lo, hi, x = math.log(lo), math.log(hi), math.log(x)
     s = (x - lo) / (hi - lo)
     return math.log(s / (1.0 - s))
+
+
+def at_bound(transform: Transform, z: float, margin: float = 1e-4) -> bool:
+    """True if a bounded parameter sits within ``margin`` (of its range) of a bound: a saturated fit."""
+    if isinstance(transform, str):
+        return False
+    s = 1.0 / (1.0 + math.exp(-z)) if z > -700 else 0.0
+    return s < margin or s > 1.0 - margin
 
 
 @dataclass
@@ -72,6 +84,7 @@ class FitResult:
     converged: bool
     message: str
     history: list[float] = field(default_factory=list)
+    at_bound: list[str] = field(default_factory=list)
 
     @property
     def rms(self) -> float:
@@ -93,6 +106,7 @@ class FitResult:
             "residual_variance": fin(self.sigma2),
             "iterations": self.n_iter,
             "converged": bool(self.converged),
+            "at_bound": list(self.at_bound),
             "message": self.message,
         }
 
@@ -191,6 +205,9 @@ def least_squares(
                 break
 
     params = {n: float(v) for n, v in natural(jnp.asarray(z)).items()}
+    saturated = [n for i, n in enumerate(names) if at_bound(transforms[n], float(z[i]))]
+    if saturated:  # the optimum lies outside the allowed range: not a converged estimate
+        converged, message = False, f"{', '.join(saturated)} at a bound of the allowed range ({message})"
     dxdz = np.asarray(dxdz_j(jnp.asarray(z)))
     jac_x = J / dxdz[None, :]
     m, p = jac_x.shape
@@ -217,4 +234,5 @@ def least_squares(
         converged=converged,
         message=message,
         history=history,
+        at_bound=saturated,
     )

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Callable
 
 import diffrax
-import jax
 import equinox as eqx
 import jax.numpy as jnp
 from jaxtyping import Array, Float, Int

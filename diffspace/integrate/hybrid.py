@@ -52,6 +52,7 @@ def hybrid_solve(
     max_steps: int = 20_000,
     max_segments: int = 16,
     dtmax: float | None = None,
+    save_times=None,
 ) -> HybridSolution:
     r"""Integrate a hybrid system whose continuous dynamics depend on a discrete ``mode`` (a PyTree of arrays).
 
@@ -61,9 +62,12 @@ def hybrid_solve(
     :class:`~diffspace.event_root.SafeguardedNewton`, so the event time is differentiable by the implicit
     function theorem); ``transition(t, y, mode)`` returns the state and mode the next segment starts from.
     Segments are iterated by ``lax.scan`` over ``max_segments`` (a bounded, reverse-differentiable loop; a
-    finished run turns the remaining segments into zero-length solves). Use inside ``jit``.
+    finished run turns the remaining segments into zero-length solves). The state is saved at ``n_save`` equally
+    spaced times of ``[0, t_final]``, or at ``save_times`` (sorted, in ``[0, t_final]``; may be traced). Use
+    inside ``jit``.
     """
-    grid = jnp.linspace(0.0, t_final, n_save)
+    grid = jnp.linspace(0.0, t_final, n_save) if save_times is None else jnp.asarray(save_times, dtype=float)
+    n_save = grid.shape[0]
     def first_condition(t, y, args, **kwargs):  # one event: cheaper to trace than one per condition
         return jnp.min(jnp.stack([jnp.asarray(c(t, y, args), dtype=float) for c in conditions]))
 

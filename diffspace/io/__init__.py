@@ -4,21 +4,23 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..robot import Robot
+from ..status import ConfigError
+from .files import existing_file
 from .urdf import load_urdf
 
 
-def load_robot(path):
-    """Load a robot from a ``.urdf`` or native ``.toml`` description."""
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"robot file not found: {path}")
-    if path.suffix == ".urdf":
+def load_robot(path) -> Robot:
+    """Load a robot from a ``.urdf`` or native ``.toml`` description (suffix case-insensitive)."""
+    path = existing_file(path, "robot file")
+    suffix = path.suffix.lower()
+    if suffix == ".urdf":
         return load_urdf(path)
-    if path.suffix == ".toml":
+    if suffix == ".toml":
         from .robot_toml import load_robot_toml
 
         return load_robot_toml(path)
-    raise ValueError(f"{path}: robot files must end in .urdf or .toml")
+    raise ConfigError(f"{path}: robot files must end in .urdf or .toml")
 
 
 __all__ = ["load_robot", "load_urdf"]

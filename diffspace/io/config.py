@@ -2,7 +2,11 @@
 
 A schema maps ``section -> key -> Field``. Validation checks every key against it and collects all
 problems (unknown key, wrong type, out-of-range value, missing file) into one :class:`ConfigError`
-whose message has one line per problem, each naming the dotted key.
+whose message has one line per problem, each naming the dotted key (at most :data:`MAX_PROBLEMS` lines,
+then "and N more"; values are quoted cut short).
+
+Configs are UTF-8 TOML (a byte-order mark is accepted). Integers must fit in 64 bits, as the TOML
+standard requires (Python's reader accepts any size, which would overflow later when converted).
 """
 
 from __future__ import annotations
@@ -13,7 +17,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from ..status import ConfigError
+from ..status import ConfigError, capped, shown
+from .files import existing_file, read_text
+
+MAX_PROBLEMS = 20
+INT64 = 2**63
 
 
 @dataclass(frozen=True)
@@ -44,32 +52,54 @@ def parse_value(text: str) -> Any:
         return tomllib.loads(f"v = {text}")["v"]
     except tomllib.TOMLDecodeError:
         return text
+    except ValueError:  # an integer literal beyond Python's 4300-digit conversion limit
+        raise ConfigError(f"{shown(text)}: integer literal out of range (integers must fit in 64 bits)") from None
 
 
 def apply_overrides(cfg: dict, overrides: list[str]) -> dict:
     """Apply ``a.b=value`` overrides in place and return ``cfg``."""
     for item in overrides or []:
         if "=" not in item:
-            raise ConfigError(f"--set {item}: expected key=value")
+            raise ConfigError(f"--set {shown(item, bare=True)}: expected key=value")
         key, value = item.split("=", 1)
         parts = key.strip().split(".")
         node = cfg
         for part in parts[:-1]:
             node = node.setdefault(part, {})
             if not isinstance(node, dict):
-                raise ConfigError(f"--set {key}: '{part}' is not a table")
-        node[parts[-1]] = parse_value(value.strip())
+                raise ConfigError(f"--set {shown(key, bare=True)}: '{shown(part, bare=True)}' is not a table")
+        try:
+            node[parts[-1]] = parse_value(value.strip())
+        except ConfigError as err:
+            raise ConfigError(f"--set {shown(key, bare=True)}: {err}") from None
+        problems = _oversized_integers(node[parts[-1]], f"--set {shown(key, bare=True)}")
+        if problems:
+            raise ConfigError(problems[0])
     return cfg
 
 
+def _oversized_integers(value: Any, key: str) -> list[str]:
+    """One problem per integer (at any depth) outside the signed 64-bit range TOML allows."""
+    if isinstance(value, dict):
+        return [p for name, item in value.items() for p in _oversized_integers(item, f"{key}.{name}" if key else name)]
+    if isinstance(value, list):
+        return [p for k, item in enumerate(value) for p in _oversized_integers(item, f"{key}[{k}]")]
+    if isinstance(value, int) and not isinstance(value, bool) and not -INT64 <= value < INT64:
+        return [
+            f"{key}: integer {shown(value)} is out of range (TOML integers are 64-bit; write 1e30 for a large number)"
+        ]
+    return []
+
+
 def read_toml(path: str | Path) -> dict:
-    path = Path(path)
-    if not path.is_file():
-        raise ConfigError(f"config file not found: {path}")
+    """A config file as a dict; one-line ``ConfigError`` for a missing, unreadable, non-UTF-8 or invalid file."""
+    text = read_text(path, "config file")
     try:
-        return tomllib.loads(path.read_text())
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         raise ConfigError(f"{path}: invalid TOML ({err})") from None
+    except ValueError as err:  # an integer literal beyond Python's 4300-digit conversion limit
+        raise ConfigError(f"{path}: invalid TOML (a number literal is too long)") from None
 
 
 def _check(key: str, spec: Field, value: Any, base_dir: Path) -> tuple[Any, str | None]:
@@ -77,34 +107,41 @@ def _check(key: str, spec: Field, value: Any, base_dir: Path) -> tuple[Any, str 
     if kind == "any":
         return value, None
     if kind == "bool":
-        return (value, None) if isinstance(value, bool) else (value, f"{key}: expected true/false, got {value!r}")
+        return (value, None) if isinstance(value, bool) else (value, f"{key}: expected true/false, got {shown(value)}")
     if kind == "str":
         if not isinstance(value, str):
-            return value, f"{key}: expected a string, got {value!r}"
+            return value, f"{key}: expected a string, got {shown(value)}"
         if spec.choices and value not in spec.choices:
-            return value, f"{key}: must be one of {', '.join(map(str, spec.choices))}; got '{value}'"
+            return value, f"{key}: must be one of {', '.join(map(str, spec.choices))}; got {shown(value)}"
         return value, None
     if kind == "path":
         if not isinstance(value, str):
-            return value, f"{key}: expected a file path string, got {value!r}"
+            return value, f"{key}: expected a file path string, got {shown(value)}"
         path = Path(value)
         path = path if path.is_absolute() else base_dir / path
-        return (path, None) if path.is_file() else (path, f"{key}: file not found: {path}")
+        try:
+            return existing_file(path, "file"), None
+        except ConfigError as err:
+            return path, f"{key}: {err}"
     if kind in ("float", "int"):
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            return value, f"{key}: expected a number, got {value!r}"
+        if not _is_number(value):
+            return value, f"{key}: expected a number, got {shown(value)}"
         if kind == "int" and not float(value).is_integer():
-            return value, f"{key}: expected an integer, got {value!r}"
+            return value, f"{key}: expected an integer, got {shown(value)}"
         value = int(value) if kind == "int" else float(value)
         return value, _range_error(key, spec, [value])
     if kind == "floats":
-        if not isinstance(value, list) or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in value):
-            return value, f"{key}: expected a list of numbers, got {value!r}"
+        if not isinstance(value, list) or not all(_is_number(x) for x in value):
+            return value, f"{key}: expected a list of numbers, got {shown(value)}"
         if spec.length is not None and len(value) != spec.length:
             return value, f"{key}: expected {spec.length} numbers, got {len(value)}"
         value = [float(x) for x in value]
         return value, _range_error(key, spec, value)
     raise AssertionError(f"unknown field kind {kind}")
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def _range_error(key: str, spec: Field, values: list[float]) -> str | None:
@@ -122,11 +159,13 @@ def _range_error(key: str, spec: Field, values: list[float]) -> str | None:
 
 def validate(cfg: dict, schema: Schema, base_dir: Path) -> dict:
     """Return a copy of ``cfg`` with defaults filled and paths resolved; raise ``ConfigError`` listing all problems."""
-    problems: list[str] = []
+    problems = _oversized_integers(cfg, "")
+    if problems:  # checked first: every later check may convert numbers
+        raise ConfigError(capped(problems, MAX_PROBLEMS, "\n"))
     out: dict = {}
     for section, value in cfg.items():
         if section not in schema.sections and section not in schema.open_sections:
-            problems.append(f"{section}: unknown section (known: {', '.join(schema.sections)})")
+            problems.append(f"{shown(section, bare=True)}: unknown section (known: {', '.join(schema.sections)})")
         elif not isinstance(value, dict):
             problems.append(f"{section}: expected a table")
     for section, fields in schema.sections.items():
@@ -134,7 +173,7 @@ def validate(cfg: dict, schema: Schema, base_dir: Path) -> dict:
         result = {}
         for key in given:
             if key not in fields:
-                problems.append(f"{section}.{key}: unknown key (known: {', '.join(fields)})")
+                problems.append(f"{section}.{shown(key, bare=True)}: unknown key (known: {', '.join(fields)})")
         for key, spec in fields.items():
             dotted = f"{section}.{key}"
             if key not in given:
@@ -154,5 +193,5 @@ def validate(cfg: dict, schema: Schema, base_dir: Path) -> dict:
         if isinstance(cfg.get(section), dict):
             out[section] = dict(cfg[section])
     if problems:
-        raise ConfigError("\n".join(problems))
+        raise ConfigError(capped(problems, MAX_PROBLEMS, "\n"))
     return out

@@ -21,14 +21,12 @@ def _plain(value):
         if arr.ndim:
             return _plain(arr.tolist())
         x = arr.item()
-        if isinstance(x, float) and not math.isfinite(x):
-            raise ValueError(f"refusing to write a non-finite result ({x})")
-        return x
+        return None if isinstance(x, float) and not math.isfinite(x) else x
     return value
 
 
 def write_summary(out: Path, summary: dict) -> Path:
-    """Write ``out/summary.json`` (SI units, unit-suffixed keys); raises on NaN/inf instead of writing them."""
+    """Write ``out/summary.json`` (SI units, unit-suffixed keys); undefined (non-finite) numbers become ``null``."""
     out.mkdir(parents=True, exist_ok=True)
     path = out / "summary.json"
     path.write_text(json.dumps(_plain(summary), indent=2) + "\n")
@@ -76,3 +74,6 @@ def print_summary(summary: dict, title: str) -> None:
             print(f"  {key:40s} {value}")
         elif isinstance(value, (list, tuple)) and value and all(isinstance(x, float) for x in value):
             print(f"  {key:40s} [{', '.join(f'{x:.4g}' for x in value)}]")
+        elif isinstance(value, dict) and value and all(isinstance(x, (int, float, str, bool)) for x in value.values()):
+            for name, x in value.items():
+                print(f"  {key + '.' + name:40s} {x:.6g}" if isinstance(x, float) else f"  {key + '.' + name:40s} {x}")

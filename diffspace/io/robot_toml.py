@@ -55,7 +55,12 @@ Fixed joints are merged into their parent body and kept as frames (as for URDF, 
 :func:`~diffspace.robot.build_robot`); a description without movable joints (one rigid body, e.g. a
 capture target) is allowed. Attitudes are stored in radians (metres for prismatic joints) in
 ``Robot.attitudes`` and must lie within the joint limits. Every problem raises
-``ValueError("<file>: <dotted.key>: <what is wrong>")``, e.g. ``joints[2].link.mass: must be >= 0``.
+``ConfigError("<file>: <dotted.key>: <what is wrong>")``, e.g. ``joints[2].link.mass: must be >= 0``.
+
+The format builds a tree by construction: a joint's parent must be a link declared before it and its
+child a new link, so a second parent for a link (a closed kinematic loop), a cycle, a second root or an
+unreachable link cannot be written; each attempt is refused naming the joint and the link. Parsing and
+validation run in NumPy and the arrays are converted to JAX once (:func:`~diffspace.robot.build_robot`).
 """
 
 from __future__ import annotations
@@ -66,8 +71,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ..robot import LinkTree, Robot, build_robot, validate_mass_properties
-from ..spatial import rpy_to_rotation
+from ..robot import LinkTree, Robot, build_robot, check_size, validate_link_tree, validate_mass_properties
+from ..status import ConfigError, shown
+from .files import read_text
+from .urdf import rpy_rotations
 
 _TOP = {"name", "description", "base", "joints", "frames", "attitudes", "dh"}
 _MASS = {"mass", "com", "inertia", "inertia_rpy"}
@@ -85,14 +92,15 @@ class _Reader:
     def __init__(self, path: Path):
         self.path = path
 
-    def error(self, key: str, message: str) -> ValueError:
-        return ValueError(f"{self.path}: {key}: {message}")
+    def error(self, key: str, message: str) -> ConfigError:
+        return ConfigError(f"{self.path}: {key}: {message}")
 
     def table(self, value, key: str, allowed: set, required: tuple = ()) -> dict:
         if not isinstance(value, dict):
             raise self.error(key, f"must be a table, got {type(value).__name__}")
         for name in value:
             if name not in allowed:
+                name = shown(name, bare=True)
                 where = f"{key}.{name}" if key else name
                 raise self.error(where, f"unknown key (allowed: {', '.join(sorted(allowed))})")
         for name in required:
@@ -102,20 +110,23 @@ class _Reader:
 
     def string(self, value, key: str) -> str:
         if not isinstance(value, str) or not value:
-            raise self.error(key, f"must be a non-empty string, got {value!r}")
+            raise self.error(key, f"must be a non-empty string, got {shown(value)}")
         return value
 
     def number(self, value, key: str, allow_inf: bool = False) -> float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise self.error(key, f"must be a number, got {type(value).__name__} {value!r}")
-        value = float(value)
+            raise self.error(key, f"must be a number, got {type(value).__name__} {shown(value)}")
+        try:
+            value = float(value)
+        except OverflowError:
+            raise self.error(key, f"number out of range: {shown(value)}") from None
         if math.isnan(value) or (math.isinf(value) and not allow_inf):
             raise self.error(key, f"must be finite, got {value}")
         return value
 
     def vector(self, value, key: str, n: int, allow_inf: bool = False) -> np.ndarray:
         if not isinstance(value, list) or len(value) != n:
-            raise self.error(key, f"must be an array of {n} numbers, got {value!r}")
+            raise self.error(key, f"must be an array of {n} numbers, got {shown(value)}")
         return np.array([self.number(x, f"{key}[{k}]", allow_inf) for k, x in enumerate(value)])
 
     def array_of_tables(self, value, key: str) -> list:
@@ -124,7 +135,8 @@ class _Reader:
         return value
 
     def mass_properties(self, table: dict, key: str):
-        """Mass, CoM and CoM inertia (link axes) from ``mass``/``com``/``inertia``/``inertia_rpy``."""
+        """Mass, CoM, CoM inertia (link axes) from ``mass``/``com``/``inertia``/``inertia_rpy`` and the key naming
+        the inertia (validated for all links at once by :meth:`_Builder.validate_inertias`)."""
         for name in ("mass", "com", "inertia"):
             if name not in table:
                 raise self.error(f"{key}.{name}", "missing required key")
@@ -135,10 +147,9 @@ class _Reader:
         ixx, iyy, izz, ixy, ixz, iyz = self.vector(table["inertia"], f"{key}.inertia", 6)
         tensor = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
         if "inertia_rpy" in table:
-            rot = np.asarray(rpy_to_rotation(np.deg2rad(self.vector(table["inertia_rpy"], f"{key}.inertia_rpy", 3))))
+            rot = rpy_rotations(np.deg2rad(self.vector(table["inertia_rpy"], f"{key}.inertia_rpy", 3)))[0]
             tensor = rot @ tensor @ rot.T
-        validate_mass_properties(mass, tensor, f"{self.path}: {key}.inertia")
-        return mass, com, tensor
+        return mass, com, tensor, f"{key}.inertia"
 
     def limits(self, value, key: str, kind: str):
         """``(lower, upper)`` in SI (rad or m); degrees are converted for revolute joints."""
@@ -156,29 +167,48 @@ class _Builder:
         self.r = reader
         self.tree = LinkTree(link_names=[base_name], joint_names=[""], parents=[-1], kinds=["fixed"])
         self.joint_types: list[str] = []  # declared type of each movable joint, in order
+        self.inertia_keys: list[str] = []  # key of every link's inertia, for messages
+        self.index = {base_name: 0}
+        self.joint_keys: dict[str, str] = {}  # joint name -> its key  # link name -> position in the tree
+        self.attached_by = {base_name: None}  # link name -> key of the joint whose child it is (None: root)
         self._append(np.eye(3), np.zeros(3), np.array([0.0, 0.0, 1.0]), base_mass, 0.0, 0.0)
 
     def _append(self, rot, pos, axis, mass_props, lower, upper):
         t = self.tree
         t.rot.append(rot), t.pos.append(pos), t.axis.append(axis)
-        mass, com, inertia = mass_props
+        mass, com, inertia, label = mass_props
         t.mass.append(mass), t.com.append(com), t.inertia.append(inertia)
+        self.inertia_keys.append(label)
         t.lower.append(lower), t.upper.append(upper)
 
     def link_index(self, name: str, key: str) -> int:
-        if name not in self.tree.link_names:
-            raise self.r.error(key, f"unknown link '{name}' (links must be declared before they are used as parents)")
-        return self.tree.link_names.index(name)
+        if name not in self.index:
+            raise self.r.error(
+                key, f"unknown link {shown(name)} (links must be declared before they are used as parents)"
+            )
+        return self.index[name]
+
+    def validate_inertias(self) -> None:
+        t = self.tree
+        validate_mass_properties(np.asarray(t.mass), np.asarray(t.inertia), str(self.r.path), self.inertia_keys)
+
+    def _check_new_child(self, child: str, key: str) -> None:
+        """A link has one parent joint: attaching it again would close a kinematic loop."""
+        if child in self.attached_by:
+            owner = self.attached_by[child]
+            held = "is the root link" if owner is None else f"is already the child of {owner}"
+            raise self.r.error(
+                f"{key}.child", f"duplicate link name {shown(child)}: it {held} (a closed kinematic loop is not a tree)"
+            )
 
     def add(self, key, name, type_, parent, child, rot, pos, axis, mass_props, limits):
         """Add one joint with its child link; ``limits`` is None or the raw ``[lower, upper]`` value."""
         kind = _KINDS.get(type_)
         if kind is None:
-            raise self.r.error(f"{key}.type", f"must be one of {', '.join(_KINDS)}, got {type_!r}")
-        if name in self.tree.joint_names:
-            raise self.r.error(f"{key}.name", f"duplicate joint name '{name}'")
-        if child in self.tree.link_names:
-            raise self.r.error(f"{key}.child", f"duplicate link name '{child}'")
+            raise self.r.error(f"{key}.type", f"must be one of {', '.join(_KINDS)}, got {shown(type_)}")
+        if name in self.joint_keys:
+            raise self.r.error(f"{key}.name", f"duplicate joint name {shown(name)} (also {self.joint_keys[name]})")
+        self._check_new_child(child, key)
         parent_index = self.link_index(parent, f"{key}.parent")
         if kind != "fixed":
             norm = np.linalg.norm(axis)
@@ -193,6 +223,8 @@ class _Builder:
         t = self.tree
         t.link_names.append(child), t.joint_names.append(name), t.parents.append(parent_index), t.kinds.append(kind)
         self._append(rot, pos, axis, mass_props, lower, upper)
+        self.index[child], self.joint_keys[name] = len(t.link_names) - 1, key
+        self.attached_by[child] = f"joint {shown(name)} ({key})"
         if kind != "fixed":
             self.joint_types.append(kind)
 
@@ -200,7 +232,7 @@ class _Builder:
 def _placement(r: _Reader, table: dict, key: str):
     xyz = r.vector(table.get("xyz", [0.0, 0.0, 0.0]), f"{key}.xyz", 3)
     rpy = r.vector(table.get("rpy", [0.0, 0.0, 0.0]), f"{key}.rpy", 3)
-    return np.asarray(rpy_to_rotation(np.deg2rad(rpy))), xyz
+    return rpy_rotations(np.deg2rad(rpy))[0], xyz
 
 
 def _add_joints(r: _Reader, b: _Builder, joints) -> None:
@@ -218,7 +250,7 @@ def _add_joints(r: _Reader, b: _Builder, joints) -> None:
             link = r.table(j["link"], f"{key}.link", _MASS)
             mass_props = r.mass_properties(link, f"{key}.link")
         elif type_ == "fixed":
-            mass_props = (0.0, np.zeros(3), np.zeros((3, 3)))
+            mass_props = (0.0, np.zeros(3), np.zeros((3, 3)), f"{key}.link")
         else:
             raise r.error(f"{key}.link", f"missing required key for a {type_} joint (mass properties of '{child}')")
         b.add(key, name, type_, parent, child, rot, pos, axis, mass_props, j.get("limits"))
@@ -249,7 +281,7 @@ def _add_dh(r: _Reader, b: _Builder, raw) -> None:
     dh = r.table(raw, "dh", _DH, ("convention", "rows", "links"))
     convention = r.string(dh["convention"], "dh.convention")
     if convention != "modified":
-        raise r.error("dh.convention", f"only \"modified\" (Craig) is supported, got {convention!r}")
+        raise r.error("dh.convention", f"only \"modified\" (Craig) is supported, got {shown(convention)}")
     rows = dh["rows"]
     if not isinstance(rows, list) or not rows:
         raise r.error("dh.rows", "must be a non-empty array of [a, alpha_deg, d, theta_offset_deg] rows")
@@ -265,7 +297,7 @@ def _add_dh(r: _Reader, b: _Builder, raw) -> None:
         joint = r.string(link.get("joint", f"joint{i + 1}"), f"{key}.joint")
         type_ = r.string(link.get("type", "revolute"), f"{key}.type")
         if type_ not in ("revolute", "prismatic"):
-            raise r.error(f"{key}.type", f"must be revolute or prismatic in a DH table, got {type_!r}")
+            raise r.error(f"{key}.type", f"must be revolute or prismatic in a DH table, got {shown(type_)}")
         rot, pos = dh_modified_placement(a, math.radians(alpha), d, math.radians(offset))
         mass_props = r.mass_properties(link, key)
         b.add(key, joint, type_, parent, name, rot, pos, np.array([0.0, 0.0, 1.0]), mass_props, link.get("limits"))
@@ -311,18 +343,28 @@ def _attitudes(r: _Reader, b: _Builder, raw) -> tuple:
     return tuple(result)
 
 
+def _count_bodies(doc: dict) -> tuple[int, int]:
+    """Bodies and links a document declares (before any per-link work), for the size limits."""
+    joints = doc.get("joints") if isinstance(doc.get("joints"), list) else []
+    rows = doc["dh"].get("rows") if isinstance(doc.get("dh"), dict) else []
+    rows = rows if isinstance(rows, list) else []
+    fixed = sum(isinstance(j, dict) and j.get("type") == "fixed" for j in joints)
+    return 1 + len(rows) + len(joints) - fixed, 1 + len(rows) + len(joints)
+
+
 def load_robot_toml(path: str | Path) -> Robot:
     """Load a robot from the native TOML format (see the module docstring for the schema)."""
     path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"robot file not found: {path}")
+    text = read_text(path, "robot file")
     try:
-        with path.open("rb") as fh:
-            doc = tomllib.load(fh)
+        doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
-        raise ValueError(f"{path}: invalid TOML ({err})") from None
+        raise ConfigError(f"{path}: invalid TOML ({err})") from None
+    except ValueError as err:  # e.g. an integer literal beyond Python's 4300-digit limit
+        raise ConfigError(f"{path}: invalid TOML (a number literal is too long)") from None
     r = _Reader(path)
     r.table(doc, "", _TOP, ("base",))
+    check_size(*_count_bodies(doc), str(path))
     for key in ("name", "description"):
         if key in doc:
             r.string(doc[key], key)
@@ -335,6 +377,8 @@ def load_robot_toml(path: str | Path) -> Robot:
     if "frames" in doc:
         _add_frames(r, b, doc["frames"])
     attitudes = _attitudes(r, b, doc["attitudes"]) if "attitudes" in doc else ()
+    b.validate_inertias()
+    validate_link_tree(b.tree, str(path))
     return build_robot(b.tree, attitudes)
 
 

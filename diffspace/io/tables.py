@@ -3,33 +3,47 @@
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
 from pathlib import Path
 
 import numpy as np
 
-from ..status import ConfigError
+from ..status import ConfigError, capped, shown
+from .files import read_text
 
+MAX_PROBLEMS = 20
+
+
+def _rows(path: Path) -> list[list[str]]:
+    """Non-blank CSV rows of a UTF-8 file (a byte-order mark, as Excel writes, is accepted)."""
+    reader = csv.reader(io.StringIO(read_text(path, "data file"), newline=""))
+    try:
+        return [row for row in reader if any(cell.strip() for cell in row)]
+    except csv.Error as err:
+        raise ConfigError(f"{path}: line {reader.line_num}: not valid CSV ({err})") from None
 
 
 def read_csv_columns(path, columns: list[str]) -> dict[str, np.ndarray]:
     """Read numeric ``columns`` (by header name) from a CSV file into float arrays.
 
-    Raises :class:`~diffspace.config.ConfigError` naming the file, row (1 = first data row) and column for a
-    missing file, an empty file, missing columns, short rows and non-numeric or non-finite cells.
+    Raises :class:`~diffspace.status.ConfigError` naming the file, row (1 = first data row) and column for a
+    missing, unreadable or non-UTF-8 file, an empty file, missing or repeated columns, short rows and
+    non-numeric or non-finite cells (the first few problems, then how many more).
     """
     path = Path(path)
-    if not path.is_file():
-        raise ConfigError(f"data file not found: {path}")
-    with path.open(newline="") as fh:
-        rows = [row for row in csv.reader(fh) if any(cell.strip() for cell in row)]
+    rows = _rows(path)
     if not rows:
         raise ConfigError(f"{path}: empty file (expected a header with {', '.join(columns)})")
     header = [h.strip() for h in rows[0]]
     missing = [c for c in columns if c not in header]
     if missing:
-        raise ConfigError(f"{path}: missing column(s) {', '.join(missing)} (found: {', '.join(header)})")
+        found = capped(shown(h, 40) for h in header)
+        raise ConfigError(f"{path}: missing column(s) {', '.join(missing)} (found: {found})")
+    repeated = [c for c in columns if header.count(c) > 1]
+    if repeated:
+        raise ConfigError(f"{path}: column(s) {', '.join(repeated)} appear more than once in the header")
     if len(rows) < 2:
         raise ConfigError(f"{path}: no data rows")
     index = {c: header.index(c) for c in columns}
@@ -41,13 +55,13 @@ def read_csv_columns(path, columns: list[str]) -> dict[str, np.ndarray]:
             try:
                 x = float(cell)
             except ValueError:
-                problems.append(f"{path}: row {r}, column {c}: not a number: {cell!r}")
+                problems.append(f"{path}: row {r}, column {c}: not a number: {shown(cell)}")
                 continue
             if not math.isfinite(x):
-                problems.append(f"{path}: row {r}, column {c}: not finite: {cell!r}")
+                problems.append(f"{path}: row {r}, column {c}: not finite: {shown(cell)}")
             values[c].append(x)
     if problems:
-        raise ConfigError("\n".join(problems))
+        raise ConfigError(capped(problems, MAX_PROBLEMS, "\n"))
     return {c: np.asarray(v, dtype=float) for c, v in values.items()}
 
 

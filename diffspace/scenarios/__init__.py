@@ -14,6 +14,8 @@ from ..io.config import apply_overrides, read_toml, validate
 from ..status import ConfigError
 from .base import AbstractOutcome, AbstractParams, AbstractScenario, FitData, Parameter
 
+COMMAND_SECTIONS = ("sweep", "optimize", "fit", "study")  # read by the design commands, not by the scenario
+
 # name -> (selector section or None, "module:Class")
 REGISTRY: dict[str, tuple[str | None, str]] = {
     "ejection": ("ejection", "diffspace.scenarios.ejection:Ejection"),
@@ -55,9 +57,9 @@ def scenario_name(cfg: dict, where: str = "config") -> str:
 
 def resolve_config(raw: dict, base_dir: Path, where: str = "config") -> tuple[type[AbstractScenario], dict]:
     """The scenario class a raw config selects and the config validated against its schema (defaults
-    filled, paths resolved against ``base_dir``)."""
+    filled, paths resolved against ``base_dir``); the command sections are left to the commands."""
     cls = scenario_class(scenario_name(raw, where))
-    body = {key: value for key, value in raw.items() if key != "scenario"}
+    body = {key: value for key, value in raw.items() if key != "scenario" and key not in COMMAND_SECTIONS}
     return cls, validate(body, cls.schema(), base_dir)
 
 
@@ -69,6 +71,7 @@ def load_scenario(path: str | Path, overrides: list[str] = ()) -> AbstractScenar
 
 
 __all__ = [
+    "COMMAND_SECTIONS",
     "REGISTRY",
     "AbstractOutcome",
     "AbstractParams",

@@ -35,7 +35,7 @@ from typing import ClassVar
 
 import equinox as eqx
 import numpy as np
-from jaxtyping import Array, Int
+from jaxtyping import Array
 
 from ..io.config import Schema
 from ..status import ConfigError, describe
@@ -46,9 +46,9 @@ class AbstractParams(eqx.Module):
 
 
 class AbstractOutcome(eqx.Module):
-    """Base of every scenario's outcome Module; ``status`` is a :class:`~diffspace.status.Status` code."""
-
-    status: eqx.AbstractVar[Int[Array, ""]]
+    """Base of every scenario's outcome Module. Every outcome has a field ``status: Int[Array, ""]`` holding a
+    :class:`~diffspace.status.Status` code. (Declared by each subclass, not here: an inherited field would
+    come first in the constructor's positional order.)"""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -80,13 +80,15 @@ class FitData:
 
     ``conditions``: config key -> values per row (what was set in each experiment, applied by
     ``with_design``); ``measured``: metric name -> values per row; ``sigma``: metric name -> the scale
-    dividing each residual (a measurement standard deviation, or the measured value for relative residuals).
+    dividing each residual per row. ``absolute_sigma``: the scales are measurement standard deviations (the
+    covariance is not rescaled); ``False`` for plain scales (e.g. the measured values, giving relative
+    residuals), where the covariance is scaled by the residual variance.
     """
 
     conditions: dict[str, np.ndarray]
     measured: dict[str, np.ndarray]
     sigma: dict[str, np.ndarray]
-    labels: tuple[str, ...] = ()
+    absolute_sigma: bool = True
 
     @property
     def rows(self) -> int:
@@ -102,7 +104,10 @@ class AbstractScenario(eqx.Module):
     """
 
     name: ClassVar[str]
-    params: eqx.AbstractVar[AbstractParams]
+    headline: ClassVar[tuple[str, str] | None] = None  # (metric, design key): the result whose gradient the
+    # benchmark compiles and the generic gradient test checks against central differences
+    # every scenario has a field ``params: <its AbstractParams>`` (the config's parameters); declared by the
+    # subclass, so that the subclass controls the constructor's field order
 
     # ------------------------------------------------------------------ host side: config
     @classmethod
@@ -129,6 +134,13 @@ class AbstractScenario(eqx.Module):
     def metrics(self, params: AbstractParams) -> dict[str, Array]:
         """Scalars for design work (SI, unit-suffixed names) plus ``"status"``; pure."""
         raise ConfigError(f"scenario '{self.name}' defines no design metrics")
+
+    def metrics_names(self) -> list[str]:
+        """Names of the metrics (without ``status``), from their shapes (nothing is computed)."""
+        import jax
+
+        shapes = jax.eval_shape(lambda s: s.metrics(s.params), self)
+        return [k for k in shapes if k != "status"]
 
     # ------------------------------------------------------------------ host side: reports and design
     @abc.abstractmethod

@@ -16,7 +16,7 @@ velocity :math:`v_T` (world) and angular velocity :math:`\omega` (body axes):
           \qquad \dot{\mathbf q} = \tfrac12\,\mathbf q\otimes[\omega, 0].
 
 **Contact**: the rod tip is a sphere of radius :math:`r` centred at the tip frame origin :math:`c`. The
-target surface is a plane patch or a grapple-shaft cylinder (:class:`Surface`, target frame) with signed
+target surface is a plane patch or a grapple-shaft cylinder (:class:`~diffspace.contact.Surface`, target frame) with signed
 distance :math:`g(s)` and unit outward normal :math:`n_0 = \nabla g` at the sphere centre
 :math:`s = R^T(c - o_T)`. Indentation :math:`\delta = r - g(s)`, normal :math:`n = R\,n_0`, and its exact
 rate :math:`\dot\delta = -n\cdot(\dot c - v_T - R\omega\times(c - x_T))`. The normal force is the paper's
@@ -24,12 +24,12 @@ eq. (1) :math:`F = k\delta^n + \lambda\delta^n\dot\delta` with :math:`\lambda = 
 Zhiying-Qishao; any Hunt-Crossley-family law of :class:`~diffspace.contact.ContactLaw`), clamped at zero.
 The force pair acts along one line through :math:`c`, so total linear and angular momentum are conserved.
 
-**Phases** (modes of :func:`~diffspace.simulate.hybrid_solve`, events located by Newton root finds, so all
+**Phases** (modes of :func:`~diffspace.integrate.hybrid_solve`, events located by root finds, so all
 event times are differentiable): approach (no force; ends when :math:`\delta` rises through 0) ->
-loading (ends at the force maximum, :math:`\dot F = 0`) -> unloading (ends when :math:`\delta` falls to 0
-or the law's force releases with :math:`\delta > 0`) -> separated (free flight; a new touch starts another
-contact). The peak force is the force at the loading->unloading event: exact, and its gradient includes
-the event time. :math:`\dot F = k\delta^{n-1}[n\dot\delta(1 + \chi\dot\delta/v_0) + \chi\delta\ddot\delta/v_0]`
+loading (ends at a force maximum, :math:`\dot F = 0`) -> unloading (ends when :math:`\delta` falls to 0
+or the law's force releases with :math:`\delta > 0` -> separated; or at a force minimum, :math:`\dot F = 0`
+again -> loading: a second hump) -> separated (free flight; a new touch starts another contact). The peak
+force is the largest force at a loading->unloading event: exact, and its gradient includes the event time. :math:`\dot F = k\delta^{n-1}[n\dot\delta(1 + \chi\dot\delta/v_0) + \chi\delta\ddot\delta/v_0]`
 is exact: :math:`\ddot\delta` combines the tip's classical acceleration (from the arm's spatial acceleration
 :math:`J_b\dot v + c_b` of the tip body) with a Jacobian-vector product of the contact-rate formula along the
 target's and the tip's derivatives (no second kinematics pass).
@@ -46,9 +46,9 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
-from .. import spatial
-from ..contact import ChiLaw
-from ..dynamics import (
+from ... import spatial
+from ...contact import AbstractContactLaw, Surface
+from ...dynamics import (
     BaseMotion,
     base_pose,
     bias_from_kinematics,
@@ -59,47 +59,13 @@ from ..dynamics import (
     mass_matrix_from_kinematics,
     momentum,
 )
-from ..robot import Robot, joint_transforms
-from ..integrate import HybridSolution, hybrid_solve
-from ..spatial import safe_norm
+from ...robot import Robot, joint_transforms
+from ...integrate import HybridSolution, hybrid_solve
 
 APPROACH, LOADING, UNLOADING, SEPARATED = 0.0, 1.0, 2.0, 3.0
 PHASE_NAMES = ("approach", "loading", "unloading", "separated")
 _RECONTACT_OFFSET = 1e-9  # a new touch is an indentation of 1e-9 d_ref (keeps the condition off zero at release)
 _QUAT_GAIN = 10.0
-
-
-class Surface(eqx.Module):
-    """Contact surface in the target frame (the kind is data, so plane and shaft share one compiled program).
-
-    ``is_plane = 1``: the plane ``direction . (x - point) = 0`` with outward normal ``direction``, a circular
-    patch of radius ``extent`` about ``point``. ``is_plane = 0`` (grapple shaft): a cylinder of radius
-    ``radius`` whose axis runs from ``point`` along ``direction`` over the length ``extent``; the outward
-    normal is radial.
-    """
-
-    point: Float[Array, "3"]
-    direction: Float[Array, "3"]
-    radius: Float[Array, ""]
-    extent: Float[Array, ""]
-    is_plane: Float[Array, ""]
-
-    def distance(self, s: Float[Array, "3"]):
-        """Signed distance of ``s`` from the surface and the unit outward normal there (target frame)."""
-        w = s - self.point
-        axial = w @ self.direction
-        radial = w - axial * self.direction
-        rho = safe_norm(radial)
-        plane = self.is_plane > 0.5
-        normal = jnp.where(plane, self.direction, radial / jnp.where(rho > 0, rho, 1.0))
-        return jnp.where(plane, axial, rho - self.radius), normal
-
-    def margin(self, s: Float[Array, "3"]) -> Float[Array, ""]:
-        """Positive while the foot of ``s`` lies on the patch / on the shaft's length [m]."""
-        w = s - self.point
-        axial = w @ self.direction
-        patch = self.extent - safe_norm(w - axial * self.direction)
-        return jnp.where(self.is_plane > 0.5, patch, jnp.minimum(axial, self.extent - axial))
 
 
 class ContactMode(eqx.Module):
@@ -125,7 +91,7 @@ class CaptureModel(eqx.Module):
     and contact. ``scales = [d_ref, v_ref]`` normalise the event conditions (no effect on the solution)."""
 
     robot: Robot
-    law: ChiLaw
+    law: AbstractContactLaw
     base_motion: BaseMotion
     joint_free: Float[Array, " n"]
     target_mass: Float[Array, ""]
@@ -264,35 +230,45 @@ class CaptureModel(eqx.Module):
         d_ref, v_ref = jax.lax.stop_gradient(self.scales)
         x = delta / d_ref
         v0 = jnp.where(mode.impact_speed > 0, mode.impact_speed, v_ref)
-        chi = self.law.chi
+
+        def force_rate():
+            return self.law.force_rate_indicator(delta, u, self.delta_ddot(y, mode), v0)
 
         def approach():
             return -x
 
-        def loading():  # dF/dt / (k n delta^(n-1) v0)
-            n = self.law.exponent
-            return (n * u * (1.0 + chi * u / v0) + chi * delta * self.delta_ddot(y, mode) / v0) / (n * v0)
+        def loading():  # the force rises until dF/dt = 0 (a peak)
+            return force_rate()
 
-        def unloading():
-            return jnp.minimum(x, self.law.release_indicator(delta, u, v0))
+        def unloading():  # ... falls until the release, or until dF/dt = 0 again (a valley: a second hump)
+            return jnp.minimum(self._released(delta, u, v0, x), -force_rate())
 
         def separated():
             return _RECONTACT_OFFSET - x
 
         return jax.lax.switch(mode.phase.astype(int), [approach, loading, unloading, separated])
 
+    def _released(self, delta, u, v0, x):
+        return jnp.minimum(x, self.law.release_indicator(delta, u, v0))
+
     def transition(self, t, y, mode: ContactMode):
-        """Touch -> loading (records ``v0``), peak -> unloading (records the peak force), release ->
-        separated (adds the contact's duration); a sign change in ``separated`` that is not an approach
-        (the tail of a force release with ``delta > 0``) keeps the mode."""
+        """Touch -> loading (records ``v0``), peak -> unloading (records the force: the peak is the largest
+        over every hump of every contact), in unloading a valley -> loading again, release -> separated (adds
+        the contact's duration); a sign change in ``separated`` that is not an approach (the tail of a force
+        release with ``delta > 0``) keeps the mode."""
         delta, delta_dot, _, _ = self.lean_gap(y)
+        d_ref, v_ref = jax.lax.stop_gradient(self.scales)
         phase = mode.phase
+        v0 = jnp.where(mode.impact_speed > 0, mode.impact_speed, v_ref)
         touching = ((phase == APPROACH) | (phase == SEPARATED)) & (delta_dot > 0)
         at_peak = phase == LOADING
-        released = phase == UNLOADING
+        rate = self.law.force_rate_indicator(delta, delta_dot, self.delta_ddot(y, mode), v0)
+        released = (phase == UNLOADING) & (self._released(delta, delta_dot, v0, delta / d_ref) <= -rate)
+        at_valley = (phase == UNLOADING) & ~released
         f = self.law.force(delta, delta_dot, mode.impact_speed)
         first = touching & (mode.contacts == 0)
-        new_phase = jnp.where(touching, LOADING, jnp.where(at_peak, UNLOADING, jnp.where(released, SEPARATED, phase)))
+        new_phase = jnp.where(touching | at_valley, LOADING, jnp.where(at_peak, UNLOADING,
+                                                                       jnp.where(released, SEPARATED, phase)))
         return y, ContactMode(
             phase=new_phase,
             impact_speed=jnp.where(touching, delta_dot, mode.impact_speed),
@@ -353,63 +329,3 @@ def simulate_capture(model: CaptureModel, y0, t_final, n_save: int = 301, rtol: 
     return hybrid_solve(model.field, [model.condition], model.transition, y0, ContactMode.initial(), t_final,
                         n_save=n_save, rtol=rtol, atol=atol, max_steps=max_steps, max_segments=max_segments,
                         dtmax=dtmax)
-
-
-class CaptureResult(eqx.Module):
-    """Scalars and states of one capture run (arrays only, so it batches under ``vmap``)."""
-
-    status: Array  # hybrid_solve status: 0 ok, 1 solver failure, 2 segment budget exhausted
-    final_phase: Array
-    contacts: Array
-    peak_force: Array
-    impulse: Array
-    damping_loss: Array
-    closing_speed: Array
-    first_touch: Array
-    duration: Array
-    release_time: Array
-    separation_speed: Array
-    min_margin: Array  # smallest on-surface margin over the contact events [m]
-    release_delta: Array
-    y_release: tuple
-    momentum_before: tuple
-    momentum_after: tuple
-    energy_before: Array
-    energy_after: Array
-
-
-def capture_result(model: CaptureModel, y0, sol: HybridSolution) -> CaptureResult:
-    """Reduce a solution: first release state, contact bookkeeping, invariants before/after."""
-    mode = sol.final_mode
-    before, after = sol.segment_mode_before.phase, sol.segment_mode_after.phase
-    is_release = sol.segment_event & (before == UNLOADING) & (after == SEPARATED)
-    k = jnp.argmax(is_release)
-    y_rel = jax.tree_util.tree_map(lambda a: a[k], sol.segment_y)
-    delta_rel, rate_rel, _, _ = model.lean_gap(y_rel)
-    contact_events = sol.segment_event & ((before == LOADING) | (before == UNLOADING) | (after == LOADING))
-    margins = jax.vmap(lambda yy: model.lean_gap(yy)[3])(sol.segment_y)
-    return CaptureResult(
-        status=sol.status,
-        final_phase=mode.phase,
-        contacts=mode.contacts,
-        peak_force=mode.peak_force,
-        impulse=sol.final_y[6][0],
-        damping_loss=sol.final_y[6][1],
-        closing_speed=mode.first_impact_speed,
-        first_touch=mode.first_touch,
-        duration=mode.duration,
-        release_time=sol.segment_end[k],
-        separation_speed=-rate_rel,
-        min_margin=jnp.min(jnp.where(contact_events, margins, jnp.inf)),
-        release_delta=delta_rel,
-        y_release=y_rel,
-        momentum_before=model.momentum(y0),
-        momentum_after=model.momentum(sol.final_y),
-        energy_before=model.kinetic_energy(y0),
-        energy_after=model.kinetic_energy(sol.final_y),
-    )
-
-
-def valid(result: CaptureResult) -> Array:
-    """True for a complete run: solver ok, contact made, separated by the end, on the surface throughout."""
-    return (result.status == 0) & (result.contacts > 0) & (result.final_phase == SEPARATED) & (result.min_margin >= 0)

@@ -16,9 +16,10 @@ base and stuck joints held). Then
   :math:`M - h^T H_r^{-1} h` over the slipping joints (total mass when all are stuck).
 * **Variable-mass oscillator** (eqs. 20a-20e): :math:`m_{b,j}\ddot z + k z = 0`, :math:`z_0 = -l`,
   advanced segment by segment with :math:`\omega_j = \sqrt{k/m_{b,j}}`; separation (t_r) at :math:`z = 0`
-  inside a segment, located in closed form (eq. 20c). Spring force in a segment, ``spring="oscillator"``
-  (default): :math:`F = -k z(t)` from eqs. 20a-b; ``spring="paper"``: eq. 20d,
-  :math:`F = kl(\cos\omega_j t - \Delta\psi_j)`.
+  inside a segment, located in closed form (eq. 20c). Spring force in a segment, ``spring="paper"``
+  (default, the paper's eq. 20d): :math:`F = kl(\cos\omega_j t - \Delta\psi_j)`; ``spring="oscillator"``:
+  :math:`F = -k z(t)` from eqs. 20a-b (the force of the segment's own oscillator; needed with
+  ``backaction``).
 * **Joint response** (eqs. 21-30 in the rail, 31-33 in flight): :math:`\ddot\theta + \hat H_\theta^{-1}B
   \dot\theta = \hat H_\theta^{-1}(\hat J_\theta F - \tau_c d)` with :math:`\hat H_\theta^{-1} = Y_{\theta\theta}`,
   :math:`\hat H_\theta^{-1}\hat J_\theta = Y_{\theta b}e`. The impulse response (eqs. 25-27,
@@ -79,10 +80,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..dynamics import center_of_mass, mass_matrix, mass_matrix_and_bias, masked_solve, momentum
-from ..actuation.friction import JointFriction
-from ..spatial import so3_exp
-from .ejection import FLIGHT, RAIL, EjectionModel
+from ...dynamics import center_of_mass, mass_matrix, mass_matrix_and_bias, masked_solve, momentum
+from ...actuation.friction import JointFriction
+from ...spatial import so3_exp
+from .model import FLIGHT, RAIL, EjectionModel
 
 _RATE_TOL = 1e-8  # rad/s, as ejection.settle
 _SEP_TOL = 1e-9  # relative to the compression
@@ -197,12 +198,13 @@ def _first_stop(rate_of, slip, dt):
 
 
 def paper_ejection(model: EjectionModel, joint_angles, dt: float = 0.02, max_segments: int = 300,
-                   spring: str = "oscillator", coriolis: bool = False, backaction: bool = False) -> dict:
+                   spring: str = "paper", coriolis: bool = False, backaction: bool = False) -> dict:
     """Run the paper's recursion from rest at ``joint_angles`` (free joints of ``model.robot``). Pure; jit it.
 
     Returns a dict of arrays: the keys of the full model's summary (SI, angles in degrees) plus
     ``separated``, ``stable``, ``stable_velocity_momentum_m_s``, ``stable_angular_velocity_vector_deg_s``,
-    ``friction_loss_J``, ``n_segments``.
+    ``friction_loss_J``, ``n_segments`` and ``negative_kinetic_energy`` (eq. 40 left less than the rotational
+    energy: the stable velocity is then NaN, not clipped to zero).
     """
     if spring not in ("oscillator", "paper"):
         raise ValueError(f"spring must be 'oscillator' or 'paper', got {spring!r}")
@@ -308,7 +310,8 @@ def paper_ejection(model: EjectionModel, joint_angles, dt: float = 0.02, max_seg
     omega = c["rot"] @ omega_base
     spring_energy = 0.5 * k * l**2
     kinetic = 2.0 * (spring_energy - c["loss"]) - omega_base @ i_all @ omega_base  # eq. 40: 2 x translational KE
-    v_energy = jnp.sqrt(jnp.maximum(kinetic, 0.0) / mass)
+    negative = kinetic < 0.0  # the recursion's energy budget does not close: no stable velocity from eq. 40
+    v_energy = jnp.where(negative, jnp.nan, jnp.sqrt(jnp.where(negative, 1.0, kinetic) / mass))
     separated, stable = c["phase"] == FLIGHT, c["done"]
     nan_unless = lambda ok, x: jnp.where(ok, x, jnp.nan)  # noqa: E731
     norm = lambda x: jnp.sqrt(jnp.where(x @ x > 0, x @ x, 1.0)) * (x @ x > 0)  # noqa: E731  (NaN-free grad at 0)
@@ -327,4 +330,5 @@ def paper_ejection(model: EjectionModel, joint_angles, dt: float = 0.02, max_seg
         "joint_angle_change_final_deg": jnp.rad2deg(c["theta"] - theta0),
         "friction_loss_J": c["loss"],
         "n_segments": c["n"],
+        "negative_kinetic_energy": negative,
     }

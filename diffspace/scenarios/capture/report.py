@@ -1,4 +1,4 @@
-"""Results of a capture run: summary dict, per-sample observables, time-series files and plots."""
+"""Capture reports: summary dict, per-sample observables, time-series files and plots, failure diagnosis."""
 
 from __future__ import annotations
 
@@ -9,10 +9,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..dynamics import frame_jacobian, inverse_dynamics, momentum
-from ..io.results import plot_panels, write_timeseries
-from ..spatial import quat_to_rotation
-from .capture_model import CaptureResult, ContactMode
+from ...dynamics import frame_jacobian, inverse_dynamics, momentum
+from ...io.results import plot_panels, write_timeseries
+from ...spatial import quat_to_rotation
+from ...status import Status
+from .model import PHASE_NAMES, ContactMode
 
 
 @eqx.filter_jit
@@ -53,8 +54,27 @@ def _grid_modes(sol, ts):
     return np.asarray(sol.segment_mode_before.phase)[k], np.asarray(sol.segment_mode_before.impact_speed)[k]
 
 
-def summary_of(case, result: CaptureResult) -> dict:
-    """JSON-ready summary (SI, unit suffixes). Post-impact quantities are taken at the first release."""
+def _observations(case, sol) -> tuple[np.ndarray, dict]:
+    ts = np.asarray(sol.ts)
+    phase, v0 = _grid_modes(sol, ts)
+    obs = _observe(case, sol.ys, jnp.asarray(phase), jnp.asarray(v0))
+    return phase, {k: np.asarray(a) for k, a in obs.items()}
+
+
+def summary(case, result) -> dict:
+    """JSON-ready summary (SI, unit suffixes). Post-impact quantities are taken at the first release;
+    holding torques and the maximum indentation on the output grid (not at the exact maximum)."""
+    out = _summary(case, result)
+    _, obs = _observations(case, result.solution)
+    if case.held:
+        out["max_holding_torque_N_m"] = {f"joint{j + 1}": float(np.max(np.abs(obs["holding"][:, k])))
+                                         for k, j in enumerate(case.held)}
+    out["max_indentation_m"] = float(np.max(obs["delta"]))
+    out["solver_steps"] = int(result.solution.num_steps)
+    return out
+
+
+def _summary(case, result) -> dict:
     model = case.model
     q, v, x, quat, vel, omega, _ = (np.asarray(a) for a in result.y_release)
     rb, rt = np.asarray(quat_to_rotation(jnp.asarray(q[3:7]))), np.asarray(quat_to_rotation(jnp.asarray(quat)))
@@ -73,6 +93,7 @@ def summary_of(case, result: CaptureResult) -> dict:
     rates = v[6:] if case.merged else v[6:][free]
     deg = np.rad2deg
     return {
+        "status": Status(int(result.status)).label,
         "peak_force_N": float(result.peak_force),
         "impulse_N_s": float(result.impulse),
         "contact_duration_s": float(result.duration),
@@ -111,17 +132,12 @@ def summary_of(case, result: CaptureResult) -> dict:
 
 
 
-def write_outputs(case, sol, summary: dict, out: Path) -> None:
-    """Time series on the output grid (``timeseries.csv``/``.npz``) and three plots; adds grid-based
-    maxima (holding torques, indentation) to ``summary``."""
+def write(case, result, out: Path) -> None:
+    """Time series on the output grid (``timeseries.csv``/``.npz``) and three plots."""
+    sol = result.solution
     ts = np.asarray(sol.ts)
-    phase, v0 = _grid_modes(sol, ts)
-    obs = {k: np.asarray(a) for k, a in _observe(case, sol.ys, jnp.asarray(phase), jnp.asarray(v0)).items()}
+    phase, obs = _observations(case, sol)
     held = case.held
-    if held:  # on the output grid (not at the exact maximum)
-        summary["max_holding_torque_N_m"] = {f"joint{j + 1}": float(np.max(np.abs(obs["holding"][:, k])))
-                                             for k, j in enumerate(held)}
-    summary["max_indentation_m"] = float(np.max(obs["delta"]))
     columns = {"t_s": ts, "phase": phase, "indentation_m": obs["delta"], "indentation_rate_m_s": obs["delta_dot"],
                "force_N": obs["force"]}
     for name in ("base_v", "base_w", "target_v", "target_w"):
@@ -134,7 +150,7 @@ def write_outputs(case, sol, summary: dict, out: Path) -> None:
         ("contact force [N]", {"F": obs["force"]}),
         ("indentation [mm]", {"delta": 1e3 * obs["delta"]}),
     ])
-    t0, t1 = summary["contact_start_time_s"], summary["release_time_s"]
+    t0, t1 = float(result.first_touch), float(result.release_time)
     window = (ts >= t0 - 0.1 * (t1 - t0)) & (ts <= t1 + 0.1 * (t1 - t0))
     if window.sum() >= 2:
         plot_panels(out / "force_contact.png", 1e3 * (ts[window] - t0), [
@@ -147,3 +163,23 @@ def write_outputs(case, sol, summary: dict, out: Path) -> None:
         ("angular velocity [deg/s]", {**{f"base {a}": columns[f"base_w_{a}_deg_s"] for a in "xyz"},
                                       **{f"target {a}": columns[f"target_w_{a}_deg_s"] for a in "xyz"}}),
     ])
+
+
+def diagnose(case, result) -> str:
+    """One line naming the phase where the run failed."""
+    phase = PHASE_NAMES[int(result.final_phase)]
+    status = int(result.status)
+    t_final = float(case.t_final)
+    if status == Status.SOLVER_FAILURE:
+        return f"the ODE solver failed in phase '{phase}' (simulation.max_steps reached or the step size collapsed)"
+    if status == Status.EVENT_BUDGET:
+        return f"more contact events than simulation.max_segments = {case.settings[2]} (in phase '{phase}')"
+    if status == Status.NO_EVENT and int(result.contacts) == 0:
+        return (f"no contact in phase 'approach': at capture.approach_speed_m_s = {float(case.params.approach_speed):g} "
+                f"the rod tip does not reach the target within simulation.t_final_s = {t_final:g} s")
+    if status == Status.NO_EVENT:
+        return f"the contact never separates: still in phase '{phase}' at simulation.t_final_s = {t_final:g} s"
+    if status == Status.OUT_OF_RANGE:
+        return (f"the contact point leaves the target surface (off the shaft / patch by {-float(result.min_margin):.3g} "
+                "m); the infinite-surface contact model is not valid")
+    return Status(status).description

@@ -1,0 +1,42 @@
+"""The persistent compilation cache of the command line: the second run of a scenario skips its compile.
+
+On by default for ``diffspace`` commands, in a per-user directory (``$DIFFSPACE_CACHE_DIR``, else
+``$XDG_CACHE_HOME/diffspace/jax``, else ``~/.cache/diffspace/jax``); off with ``--no-cache`` or
+``DIFFSPACE_NO_CACHE=1``. Several processes may share it: JAX's cache then runs with a size bound, which makes
+every read and write take an inter-process file lock (``filelock``), so no process reads an entry another is
+still writing (without the bound JAX writes entries unlocked, and concurrent runs crashed on half-written
+entries). Programs that compile in under ``DIFFSPACE_CACHE_MIN_COMPILE_S`` seconds (default 0.5) are not cached.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+MAX_BYTES = 4 * 1024**3
+
+
+def cache_dir() -> Path:
+    if os.environ.get("DIFFSPACE_CACHE_DIR"):
+        return Path(os.environ["DIFFSPACE_CACHE_DIR"])
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "diffspace" / "jax"
+
+
+def enable_cache(disabled: bool = False) -> Path | None:
+    """Turn the persistent cache on (unless disabled); returns its directory, or None when off or unusable."""
+    if disabled or os.environ.get("DIFFSPACE_NO_CACHE", "") not in ("", "0"):
+        return None
+    import jax
+
+    path = cache_dir()
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None  # an unwritable home: run without the cache rather than fail
+    jax.config.update("jax_compilation_cache_dir", str(path))
+    jax.config.update("jax_compilation_cache_max_size", MAX_BYTES)
+    jax.config.update("jax_persistent_cache_min_compile_time_secs",
+                      float(os.environ.get("DIFFSPACE_CACHE_MIN_COMPILE_S", "0.5")))
+    jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+    return path

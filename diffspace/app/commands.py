@@ -1,0 +1,151 @@
+"""The commands behind the CLI: load a config, build its scenario, run the design layer, write the results.
+
+Config loading: read the TOML, apply ``--set`` overrides, pick the scenario (``scenario`` key or selector
+section), split off the design sections (``[sweep]``, ``[optimize]``, ``[fit]``, ``[study]``), make every
+path-valued key absolute (so derived configs such as ``fitted.toml`` run from anywhere), validate against
+the scenario's schema and build the scenario.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import sys
+from pathlib import Path
+
+from .. import design
+from ..io.config import Schema, apply_overrides, read_toml
+from ..io.results import print_summary, write_summary
+from ..io.tables import dump_toml
+from ..scenarios import AbstractScenario, resolve_config, scenario_class, scenario_name
+from ..status import ConfigError, SolverFailure
+from .resultdir import ResultDir, config_hash
+
+
+@dataclasses.dataclass
+class Loaded:
+    name: str
+    scenario: AbstractScenario
+    raw: dict  # scenario sections only, paths absolute
+    design: dict  # design sections
+    config: dict  # validated scenario config
+    files: list[Path]
+
+    def builder(self) -> design.CaseBuilder:
+        keys = {p.key for p in self.scenario.design_space()}
+        return design.CaseBuilder(self.raw, Path("."), keys)
+
+    def derived_config(self, values: dict, header: str) -> str:
+        """TOML text of this config with ``values`` (config keys) applied: a runnable config."""
+        raw = copy.deepcopy(self.raw)
+        for key, value in values.items():
+            design.set_key(raw, key, value)
+        comments = "".join(f"# {line}\n" for line in header.splitlines())
+        return comments + f'scenario = "{self.name}"\n\n' + dump_toml(raw)
+
+
+def _absolute_paths(raw: dict, schema: Schema, base_dir: Path) -> list[Path]:
+    files = []
+    for section, fields in schema.sections.items():
+        table = raw.get(section)
+        if not isinstance(table, dict):
+            continue
+        for key, spec in fields.items():
+            value = table.get(key)
+            if spec.kind == "path" and isinstance(value, str):
+                path = Path(value) if Path(value).is_absolute() else (base_dir / value).resolve()
+                table[key] = str(path)
+                files.append(path)
+    return files
+
+
+def load(path: Path, overrides: list[str]) -> Loaded:
+    raw = apply_overrides(read_toml(path), overrides)
+    name = scenario_name(raw, str(path))
+    raw.pop("scenario", None)
+    tables = {}
+    for section in design.SECTIONS:
+        if section in raw:
+            if not isinstance(raw[section], dict):
+                raise ConfigError(f"{section}: expected a table")
+            tables[section] = raw.pop(section)
+    files = _absolute_paths(raw, scenario_class(name).schema(), path.resolve().parent)
+    cls, cfg = resolve_config(raw, path.resolve().parent, str(path))
+    return Loaded(name, cls.from_config(cfg), raw, tables, cfg, files)
+
+
+def _result_dir(args, loaded: Loaded, extra_files: list[Path] = ()) -> ResultDir:
+    digest = config_hash({"scenario": loaded.name, "config": loaded.raw, "design": loaded.design},
+                         loaded.files + list(extra_files))
+    return ResultDir(Path(args.out), args.command, digest, args.overwrite, loaded.name)
+
+
+def command_run(args, loaded: Loaded) -> dict:
+    study = "study" in loaded.design
+    spec = design.parse_study(loaded.design["study"]) if study else None
+    with _result_dir(args, loaded) as work:
+        if study:
+            summary = design.run_study(loaded.builder(), spec, work)
+        else:
+            summary = design.run_single(loaded.scenario, work)
+        write_summary(work, summary)
+    if summary.get("failures"):
+        raise SolverFailure("; ".join(summary["failures"]) + f" (the other cases are in {args.out})")
+    return summary
+
+
+def command_sweep(args, loaded: Loaded) -> dict:
+    if "sweep" not in loaded.design:
+        raise ConfigError(f"{args.config}: no [sweep] table (axes over config keys) in this config")
+    spec = design.parse_sweep(loaded.design["sweep"])
+    builder = loaded.builder()
+    for axis in spec.axes:  # every axis must be a design variable or an existing config key
+        if axis.key not in builder.design_keys:
+            try:
+                design.get_key(loaded.raw, axis.key)
+            except (KeyError, IndexError, TypeError):
+                raise ConfigError(f"sweep.axes.{axis.key}: not a design variable of '{loaded.name}' nor a key "
+                                  "of this config") from None
+    n_outputs = len(spec.outputs) or len(loaded.scenario.metrics_names())
+    design.check_disk(spec, Path(args.out), n_outputs)
+    with _result_dir(args, loaded) as work:
+        summary = design.run_sweep(builder, spec, work, progress=not args.quiet)
+        write_summary(work, summary)
+    print_summary(summary, f"{loaded.name} sweep ({spec.n_cases} cases)")
+    return summary
+
+
+def command_optimize(args, loaded: Loaded) -> dict:
+    if "optimize" not in loaded.design:
+        raise ConfigError(f"{args.config}: no [optimize] table in this config")
+    problem = design.parse_problem(loaded.scenario, loaded.design["optimize"])
+    with _result_dir(args, loaded) as work:
+        summary, optimum = design.run_optimize(loaded.builder(), loaded.scenario, problem, work,
+                                               progress=not args.quiet)
+        (work / "optimum.toml").write_text(loaded.derived_config(
+            optimum, f"optimum found by diffspace optimize {args.config}; run it with diffspace run"))
+        write_summary(work, summary)
+    print_summary(summary, f"{loaded.name} optimisation")
+    return summary
+
+
+def command_fit(args, loaded: Loaded) -> dict:
+    from .fit_report import write_fit
+
+    if "fit" not in loaded.design:
+        raise ConfigError(f"{args.config}: no [fit] table in this config")
+    if not args.data:
+        raise ConfigError("fit: --data CSV is required")
+    data_path = Path(args.data)
+    params, initial, options = design.parse_fit(loaded.scenario, loaded.design["fit"], loaded.raw)
+    data = loaded.scenario.read_data(data_path)
+    with _result_dir(args, loaded, [data_path]) as work:
+        result, predicted = design.run_fit(loaded.scenario, data, params, initial, options)
+        summary = write_fit(work, loaded, data_path, data, result, predicted)
+    if not result.converged:
+        print(f"warning: the fit did not converge: {result.message}", file=sys.stderr)
+    print_summary(summary, f"{loaded.name} identification")
+    return summary
+
+
+COMMANDS = {"run": command_run, "sweep": command_sweep, "optimize": command_optimize, "fit": command_fit}

@@ -1,0 +1,336 @@
+r"""Two bodies colliding along a line, as one hybrid system integrated by :func:`~diffspace.integrate.hybrid_solve`.
+
+Body 1 (mass :math:`m_1`) approaches body 2 (:math:`m_2`, may be ``inf``: a fixed support) across a gap.
+With :math:`\delta = x_1 - x_2 - \text{gap}` the indentation and :math:`F(\delta, \dot\delta; v_0)` any contact
+law of :mod:`diffspace.contact.forces` (paper Eq. (1), :math:`v_0` the approach speed at first touch):
+
+.. math:: m_1\ddot x_1 = -F + f_1,\qquad m_2\ddot x_2 = F + f_2,
+
+which for :math:`f_i = 0` is the paper's equivalent-mass impact :math:`m\ddot\delta = -F`,
+:math:`m = m_1 m_2/(m_1 + m_2)` (Eqs. (4)-(5)). Friction (``ImpactFriction.model``):
+
+* ``none``;
+* ``paper``: the paper's Eq. (10), a constant force :math:`f` on the relative motion during contact only (an
+  internal pair :math:`f_1 = f`, :math:`f_2 = -f`, pushing the bodies together; it is the sign that reproduces
+  the paper's trend, and it is not a physical table friction);
+* ``coulomb``: air-table friction on each body, :math:`f_i = -\mu m_i g\,\mathrm{sign}(\dot x_i)` while it
+  slides; a body at rest sticks while the other forces on it stay below :math:`\mu m_i g` (stick-slip as
+  joint friction: modes as data, transitions as events). Body 2 starts at rest and stuck.
+
+Events (each a Diffrax event located by the safeguarded root find, so every time is differentiable): the
+touch (:math:`\delta` rises to 0), the peak force (:math:`\dot F = 0`), the maximum indentation
+(:math:`\dot\delta = 0`), the release (:math:`\delta` falls to 0, or the law's force releases with
+:math:`\delta > 0`), and the stick/slip changes. Peak force and maximum indentation are the state at their
+events, so their gradients are exact.
+
+The state is integrated in scaled units: :math:`x / d_{ref}`, :math:`v / v_a`, :math:`t / t_{ref}` with
+:math:`v_a` the approach speed, :math:`d_{ref}` the undamped Hertz maximum indentation and
+:math:`t_{ref} = d_{ref}/v_a`, so one ``rtol``/``atol`` suits steel spheres and air-table bumpers alike. The
+state also carries the impulse :math:`\int F dt`, the damping dissipation
+:math:`\int (F - k\delta^n)\dot\delta\,dt` and the friction work :math:`\sum_i \int f_i \dot x_i\,dt`.
+"""
+
+from __future__ import annotations
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+from jaxtyping import Array, Bool, Float, Int
+
+from ..actuation.friction import JointFriction
+from ..integrate import hybrid_solve
+from ..status import Status, first_failure, flag
+from .forces import AbstractContactLaw
+
+FRICTION_MODELS = ("none", "paper", "coulomb")
+APPROACH, CONTACT, SEPARATED = 0, 1, 2
+_RATE_TOL = 1e-9  # scaled velocity under which a sliding body is at its zero crossing
+
+
+class ImpactFriction(eqx.Module):
+    """``model`` (static) and the force level: ``paper``: ``force`` [N] on the relative motion; ``coulomb``:
+    ``mu`` and ``gravity`` (body ``i`` feels ``mu m_i g``)."""
+
+    force: Float[Array, ""]
+    mu: Float[Array, ""]
+    gravity: Float[Array, ""]
+    model: str = eqx.field(static=True, default="none")
+
+
+class ImpactMode(eqx.Module):
+    phase: Int[Array, ""]
+    loading: Bool[Array, ""]  # before the peak force
+    compressing: Bool[Array, ""]  # before the maximum indentation
+    slip: Float[Array, "2"]  # Coulomb: -1 / 0 (stuck) / +1 per body
+    impact_speed: Float[Array, ""]  # scaled v0
+
+
+class ImpactOutcome(eqx.Module):
+    """Impact results (SI). ``status``: ``NO_EVENT`` when the bodies never touch or never separate."""
+
+    contact_made: Bool[Array, ""]
+    separated: Bool[Array, ""]
+    contact_start_time: Float[Array, ""]
+    impact_speed: Float[Array, ""]
+    peak_force: Float[Array, ""]
+    peak_force_time: Float[Array, ""]
+    max_indentation: Float[Array, ""]
+    max_compression_time: Float[Array, ""]
+    release_time: Float[Array, ""]
+    detached_velocity: Float[Array, ""]  # relative separation speed
+    velocity_out: Float[Array, "2"]  # both bodies after the release
+    impulse: Float[Array, ""]
+    damping_energy: Float[Array, ""]
+    friction_work: Float[Array, ""]
+    release_indentation: Float[Array, ""]  # > 0 only when the law's force released before separation
+    elastic_energy_at_release: Float[Array, ""]
+    series_time: Float[Array, " T"]
+    series_indentation: Float[Array, " T"]
+    series_velocity: Float[Array, " T"]
+    series_force: Float[Array, " T"]
+    num_steps: Int[Array, ""]
+    status: Int[Array, ""]
+
+    @property
+    def contact_duration(self):
+        return self.release_time - self.contact_start_time
+
+    @property
+    def restitution(self):
+        return self.detached_velocity / self.impact_speed
+
+
+class _System(eqx.Module):
+    """The scaled equations; ``x = [x1, u1, x2, u2, impulse, damping, friction]``."""
+
+    law: AbstractContactLaw
+    mass: Float[Array, "2"]
+    friction: ImpactFriction
+    gap: Float[Array, ""]
+    d_ref: Float[Array, ""]
+    v_a: Float[Array, ""]
+
+    @property
+    def t_ref(self):
+        return self.d_ref / self.v_a
+
+    def coulomb(self) -> JointFriction:
+        level = self.friction.mu * self.friction.gravity * jnp.where(jnp.isinf(self.mass), 0.0, self.mass)
+        return JointFriction(level, level, jnp.zeros(2), jnp.asarray(1.0), "hybrid")
+
+    def relative(self, y):
+        return self.d_ref * (y[0] - y[2]) - self.gap, self.v_a * (y[1] - y[3])
+
+    def contact_force(self, y, mode):
+        delta, rate = self.relative(y)
+        force = self.law.force(delta, rate, self.v_a * mode.impact_speed)
+        return jnp.where(mode.phase == CONTACT, force, 0.0)
+
+    def forces(self, y, mode):
+        """Contact force, the non-friction force on each body, and the friction force on each body [N]."""
+        force = self.contact_force(y, mode)
+        applied = jnp.stack([-force, force])
+        if self.friction.model == "paper":
+            pair = jnp.where(mode.phase == CONTACT, self.friction.force, 0.0)
+            return force, applied, jnp.stack([pair, -pair])
+        if self.friction.model == "coulomb":
+            rates = self.v_a * jnp.stack([y[1], y[3]])
+            return force, applied, self.coulomb().torque(rates, mode.slip)
+        return force, applied, jnp.zeros(2)
+
+    def field(self, t, y, mode):
+        force, applied, fric = self.forces(y, mode)
+        free = jnp.ones(2) if self.friction.model != "coulomb" else (mode.slip != 0).astype(float)
+        accel = free * (applied + fric) / self.mass  # a stuck body is held; m = inf: fixed
+        delta, rate = self.relative(y)
+        power_damp = (force - self.law.elastic_force(delta)) * rate
+        scale = self.t_ref / self.v_a
+        velocities = self.v_a * jnp.stack([y[1], y[3]])
+        return jnp.stack([y[1], accel[0] * scale, y[3], accel[1] * scale, force * scale / self.mass[0],
+                          power_damp * scale / (self.mass[0] * self.v_a), jnp.sum(fric * velocities * free) * scale
+                          / (self.mass[0] * self.v_a)])
+
+    def force_rate_indicator(self, y, mode):
+        """The law's normalised ``dF/dt`` (zero at a force extremum) with the relative acceleration."""
+        delta, rate = self.relative(y)
+        dy = self.field(0.0, y, mode)
+        accel = self.v_a * (dy[1] - dy[3]) / self.t_ref
+        return self.law.force_rate_indicator(delta, rate, accel, self.v_a * mode.impact_speed)
+
+
+def _conditions(system: _System) -> list:
+    """Each positive while the mode holds: touch, release, force extremum, indentation extremum, stick/slip."""
+
+    def touch(t, y, mode):
+        return jnp.where(mode.phase == APPROACH, -system.relative(y)[0] / system.d_ref, 1.0)
+
+    def release(t, y, mode):
+        delta, rate = system.relative(y)
+        indicator = system.law.release_indicator(delta, rate, system.v_a * mode.impact_speed)
+        return jnp.where(mode.phase == CONTACT, jnp.minimum(delta / system.d_ref, indicator), 1.0)
+
+    def force_extremum(t, y, mode):  # dF/dt falls to 0 at a peak (loading), rises to 0 at a valley
+        rate = system.force_rate_indicator(y, mode)
+        return jnp.where(mode.phase == CONTACT, jnp.where(mode.loading, rate, -rate), 1.0)
+
+    def indentation_extremum(t, y, mode):
+        rate = y[1] - y[3]
+        return jnp.where(mode.phase == CONTACT, jnp.where(mode.compressing, rate, -rate), 1.0)
+
+    conditions = [touch, release, force_extremum, indentation_extremum]
+    if system.friction.model != "coulomb":
+        return conditions
+
+    def stick_slip(t, y, mode):
+        _, applied, _ = system.forces(y, mode)
+        margins = system.coulomb().stick_margin(applied, system.v_a * jnp.stack([y[1], y[3]]), mode.slip)
+        scale = jnp.where(mode.slip == 0, system.law.elastic_force(system.d_ref), system.v_a)
+        return jnp.min(margins / scale)
+
+    return conditions + [stick_slip]
+
+
+def _transition(system: _System):
+    def settle(t, y, mode):
+        tol = 1e-9
+        delta, rate = system.relative(y)
+        touched = (mode.phase == APPROACH) & (delta >= -tol * system.d_ref)
+        speed = jnp.where(touched, y[1] - y[3], mode.impact_speed)
+        mode = eqx.tree_at(lambda m: (m.phase, m.impact_speed, m.loading, m.compressing), mode,
+                           (jnp.where(touched, CONTACT, mode.phase), speed, mode.loading | touched,
+                            mode.compressing | touched))
+        conditions = _conditions(system)
+        release, extremum, indentation = (c(t, y, mode) for c in conditions[1:4])
+        in_contact = mode.phase == CONTACT
+        phase = jnp.where(in_contact & (release <= tol) & ~touched, SEPARATED, mode.phase)
+        loading = jnp.where(in_contact & (extremum <= tol), ~mode.loading, mode.loading)
+        compressing = jnp.where(in_contact & (indentation <= tol) & ~touched, ~mode.compressing, mode.compressing)
+        mode = eqx.tree_at(lambda m: (m.phase, m.loading, m.compressing), mode, (phase, loading, compressing))
+        if system.friction.model != "coulomb":
+            return y, mode
+        return _settle_coulomb(system, y, mode, tol)
+
+    return settle
+
+
+def _settle_coulomb(system: _System, y, mode, tol):
+    """A sliding body whose rate reached zero sticks (rate set to zero) or reverses; a stuck body breaks
+    loose, in the direction of the force on it, when that force exceeds ``mu m g``."""
+    rates = jnp.stack([y[1], y[3]])
+    stopped = (mode.slip != 0) & (mode.slip * rates <= _RATE_TOL)
+    rates = jnp.where(stopped, 0.0, rates)
+    y = y.at[1].set(rates[0]).at[3].set(rates[1])
+    _, applied, _ = system.forces(y, mode)
+    level = system.coulomb().static_torque
+    holds = jnp.abs(applied) < level * (1 - tol)  # at a breakaway event |applied| = level: it breaks loose
+    slip = jnp.where(stopped | (mode.slip == 0), jnp.where(holds, 0.0, jnp.sign(applied)), mode.slip)
+    return y, eqx.tree_at(lambda m: m.slip, mode, slip)
+
+
+def reference_indentation(law: AbstractContactLaw, mass, speed) -> Array:
+    """Undamped maximum indentation ``((n + 1) m v^2 / (2 k))^(1/(n+1))`` [m] (energy balance, paper Eq. (7))."""
+    n = law.exponent
+    return ((n + 1.0) * mass * speed**2 / (2.0 * law.stiffness)) ** (1.0 / (n + 1.0))
+
+
+def simulate_impact(law: AbstractContactLaw, mass1, mass2, approach_speed, gap=0.0, t_max=10.0,
+                    friction: ImpactFriction | None = None, *, rtol: float = 1e-10, atol: float = 1e-12,
+                    max_steps: int = 4096, max_segments: int = 12, n_save: int = 200) -> ImpactOutcome:
+    """Simulate one impact (pure; jit/vmap/grad). ``mass2 = inf``: body 2 is a fixed support. ``gap`` [m] at
+    ``t = 0`` (0: first touch at ``t = 0``), ``t_max`` [s] horizon, ``rtol``/``atol`` on the scaled state."""
+    friction = ImpactFriction(jnp.zeros(()), jnp.zeros(()), jnp.ones(())) if friction is None else friction
+    mass = jnp.stack([jnp.asarray(mass1, float), jnp.asarray(mass2, float)])
+    v_a, gap = jnp.asarray(approach_speed, float), jnp.asarray(gap, float)
+    m_eq = jnp.where(jnp.isinf(mass[1]), mass[0], mass[0] * mass[1] / jnp.where(jnp.isinf(mass[1]), 1.0, mass.sum()))
+    d_ref = reference_indentation(law, m_eq, v_a)
+    system = _System(law, mass, friction, gap, d_ref, v_a)
+    t_ref = system.t_ref
+    touch_guess = gap / v_a / t_ref
+    save = jnp.clip(touch_guess + jnp.linspace(-0.5, 8.0, n_save), 0.0, t_max / t_ref)
+    y0 = jnp.zeros(7).at[1].set(1.0)
+    slip0 = jnp.array([1.0, 0.0])
+    mode0 = ImpactMode(jnp.asarray(APPROACH), jnp.asarray(False), jnp.asarray(False), slip0, jnp.zeros(()))
+    y0, mode0 = _transition(system)(0.0, y0, mode0)
+    sol = hybrid_solve(system.field, _conditions(system), _transition(system), y0, mode0, t_max / t_ref,
+                       rtol=rtol, atol=atol, max_steps=max_steps, max_segments=max_segments, save_times=save)
+    return _outcome(system, sol, mode0)
+
+
+def _event_index(sol, mask):
+    """``(happened, index)`` of the first segment end where ``mask`` holds."""
+    mask = mask & sol.segment_event
+    return jnp.any(mask), jnp.argmax(mask)
+
+
+def _outcome(system: _System, sol, mode0: ImpactMode) -> ImpactOutcome:
+    before, after = sol.segment_mode_before, sol.segment_mode_after
+    in_contact = before.phase == CONTACT
+    initial_contact = mode0.phase == CONTACT  # zero gap: the touch is at t = 0, before the first segment
+    touch_event, i_touch = _event_index(sol, (before.phase == APPROACH) & (after.phase == CONTACT))
+    touched = touch_event | initial_contact
+    released, i_release = _event_index(sol, in_contact & (after.phase == SEPARATED))
+    peaks = sol.segment_event & in_contact & before.loading & ~after.loading
+    maxima = sol.segment_event & in_contact & before.compressing & ~after.compressing
+    t_ref, v_a, d_ref = system.t_ref, system.v_a, system.d_ref
+    t_touch = jnp.where(initial_contact, 0.0, t_ref * sol.segment_end[i_touch])
+    v0 = v_a * jnp.where(initial_contact, mode0.impact_speed, after.impact_speed[i_touch])
+    forces = jax.vmap(lambda y, mode: system.law.force(*system.relative(y), mode.impact_speed * v_a))(sol.segment_y, after)
+    forces = jnp.where(peaks, forces, -jnp.inf)
+    i_peak = jnp.argmax(forces)
+    touch_force = system.law.first_touch_force(v0)  # Kelvin-Voigt: the force is largest at delta = 0+
+    at_touch = touch_force >= forces[i_peak]
+    deltas = jnp.where(maxima, d_ref * (sol.segment_y[:, 0] - sol.segment_y[:, 2]) - system.gap, -jnp.inf)
+    i_max = jnp.argmax(deltas)
+    y_r = sol.segment_y[i_release]
+    delta_r, rate_r = system.relative(y_r)
+    delta_r = jnp.maximum(delta_r, 0.0)
+    ok = touched & released
+    nan = lambda x: jnp.where(ok, x, jnp.nan)  # noqa: E731
+    scale = system.mass[0] * v_a
+    ys = sol.ys
+    rel_delta = d_ref * (ys[:, 0] - ys[:, 2]) - system.gap
+    rel_rate = v_a * (ys[:, 1] - ys[:, 3])
+    status = first_failure(sol.status, flag(~ok, Status.NO_EVENT))
+    return ImpactOutcome(
+        contact_made=touched, separated=ok,
+        contact_start_time=nan(t_touch), impact_speed=nan(v0),
+        peak_force=nan(jnp.where(at_touch, touch_force, forces[i_peak])),
+        peak_force_time=nan(jnp.where(at_touch, t_touch, t_ref * sol.segment_end[i_peak])),
+        max_indentation=nan(jnp.max(deltas)), max_compression_time=nan(t_ref * sol.segment_end[i_max]),
+        release_time=nan(t_ref * sol.segment_end[i_release]),
+        detached_velocity=nan(-rate_r), velocity_out=nan(v_a * jnp.stack([y_r[1], y_r[3]])),
+        impulse=nan(scale * y_r[4]), damping_energy=nan(scale * v_a * y_r[5]),
+        friction_work=nan(scale * v_a * y_r[6]), release_indentation=nan(delta_r),
+        elastic_energy_at_release=nan(system.law.elastic_force(delta_r) * delta_r / (system.law.exponent + 1.0)),
+        series_time=t_ref * sol.ts, series_indentation=rel_delta, series_velocity=rel_rate,
+        series_force=system.law.force(rel_delta, rel_rate, v0),
+        num_steps=sol.num_steps, status=status,
+    )
+
+
+@eqx.filter_jit
+def _restitutions(laws: AbstractContactLaw, rtol: float, atol: float) -> Array:
+    def one(law):
+        # heavy damping (e ~ 1/chi) makes the rebound creep: long horizon
+        out = simulate_impact(law, 1.0, jnp.inf, 1.0, t_max=1e4, rtol=rtol, atol=atol, n_save=2)
+        return jnp.where(out.separated, out.restitution, jnp.nan)
+
+    return jax.vmap(one)(laws)
+
+
+def output_restitution(law_name: str, c, exponent=1.5, rtol: float = 1e-11, atol: float = 1e-13) -> Array:
+    """Simulated output restitution ``e = v_out / v_in`` of a law for input coefficients ``c`` (vectorised).
+
+    Frictionless impact of a unit mass on a fixed support with unit stiffness and speed: for the
+    Hunt-Crossley family ``e`` depends on ``c`` only; for Kelvin-Voigt on ``c`` and ``n``. NaN where the run
+    did not separate. Every Hunt-Crossley-family law shares one compiled program (its canonical form).
+    """
+    from .forces import CHI_LAWS, ChiLaw, ContactLaw
+
+    c = jnp.atleast_1d(jnp.asarray(c, float))
+    ones = jnp.ones_like(c)
+    if law_name == "kelvin_voigt":
+        laws = ContactLaw(ones, exponent * ones, c, mass=ones, law=law_name)
+    else:
+        laws = ChiLaw(ones, exponent * ones, CHI_LAWS[law_name](c))
+    return _restitutions(laws, rtol, atol)

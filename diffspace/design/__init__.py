@@ -1,0 +1,33 @@
+"""Generic design work on any scenario: ``run`` (single or study), ``sweep``, ``optimize``, ``fit``."""
+
+from ..scenarios import COMMAND_SECTIONS as SECTIONS
+from .cases import CaseBuilder, get_key, set_key
+from .fit import parse_fit, run_fit
+from .least_squares import FitResult, least_squares
+from .optimize import run_optimize
+from .problem import Problem, parse_problem
+from .run import parse_study, run_single, run_study, simulate_default
+from .sweep import check_disk, run_sweep
+from .sweep_spec import SweepSpec, parse_sweep
+
+__all__ = [
+    "SECTIONS",
+    "CaseBuilder",
+    "FitResult",
+    "Problem",
+    "SweepSpec",
+    "check_disk",
+    "get_key",
+    "least_squares",
+    "parse_fit",
+    "parse_problem",
+    "parse_study",
+    "parse_sweep",
+    "run_fit",
+    "run_optimize",
+    "run_single",
+    "run_study",
+    "run_sweep",
+    "set_key",
+    "simulate_default",
+]

@@ -1,0 +1,156 @@
+"""Cases: a scenario evaluated at assignments of config keys, batched in one compiled, vmapped function.
+
+A *case* assigns values to config keys (``{"friction.viscous_N_m_s_rad": 5.0, "ejection.attitude": "a1"}``).
+Keys that are design variables of the scenario (:meth:`~diffspace.scenarios.AbstractScenario.design_space`)
+are applied inside the traced function by ``with_design`` (so they batch and differentiate); any other key
+is applied to the raw config on the host and the scenario rebuilt with ``from_config`` (cached per distinct
+value set). The scenarios of a batch are stacked leaf by leaf: their static structure must agree, else the
+key changes the model's topology and the batch is refused with one line naming it.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from pathlib import Path
+from typing import Callable
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ..scenarios import AbstractScenario, resolve_config
+from ..status import ConfigError
+
+_INDEXED = re.compile(r"^(?P<key>[A-Za-z0-9_.]+?)\[(?P<index>\d+)\]$")
+
+
+def set_key(raw: dict, key: str, value) -> None:
+    """Set a dotted config key in a raw config, in place; ``a.b[2]`` sets element 2 of the list ``a.b``."""
+    match = _INDEXED.match(key)
+    dotted, index = (match["key"], int(match["index"])) if match else (key, None)
+    parts = dotted.split(".")
+    node = raw
+    for part in parts[:-1]:
+        node = node.setdefault(part, {})
+        if not isinstance(node, dict):
+            raise ConfigError(f"{key}: '{part}' is not a table")
+    if index is None:
+        node[parts[-1]] = value
+        return
+    current = node.get(parts[-1])
+    if not isinstance(current, list):
+        raise ConfigError(f"{key}: the config value of {dotted} is not a list (got {current!r})")
+    if index >= len(current):
+        raise ConfigError(f"{key}: index {index} out of range (the list has {len(current)} elements)")
+    current[index] = value
+
+
+def get_key(raw: dict, key: str):
+    """Value of a dotted (optionally indexed) key in a raw config; ``KeyError`` if absent."""
+    match = _INDEXED.match(key)
+    dotted, index = (match["key"], int(match["index"])) if match else (key, None)
+    node = raw
+    for part in dotted.split("."):
+        if not isinstance(node, dict) or part not in node:
+            raise KeyError(key)
+        node = node[part]
+    return node if index is None else node[index]
+
+
+class CaseBuilder:
+    """Builds the scenario of each case from a raw config (host side), caching by the non-design values."""
+
+    def __init__(self, raw: dict, base_dir: Path, design_keys: set[str]):
+        self.raw = raw
+        self.base_dir = base_dir
+        self.design_keys = design_keys
+        self._cache: dict[tuple, AbstractScenario | ConfigError] = {}
+
+    def split(self, case: dict) -> tuple[tuple, dict]:
+        """``(host-side assignments as a hashable tuple, design-variable values)``."""
+        host = tuple(sorted((k, _hashable(v)) for k, v in case.items() if k not in self.design_keys))
+        design = {k: v for k, v in case.items() if k in self.design_keys}
+        return host, design
+
+    def scenario(self, host: tuple) -> AbstractScenario | ConfigError:
+        """The scenario with the host-side assignments applied (a ``ConfigError`` is returned, not raised)."""
+        if host not in self._cache:
+            raw = copy.deepcopy(self.raw)
+            try:
+                for key, value in host:
+                    set_key(raw, key, _plain(value))
+                cls, cfg = resolve_config(raw, self.base_dir)
+                self._cache[host] = cls.from_config(cfg)
+            except ConfigError as err:
+                self._cache[host] = err
+        return self._cache[host]
+
+
+def _hashable(value):
+    return tuple(_hashable(v) for v in value) if isinstance(value, (list, tuple)) else value
+
+
+def _plain(value):
+    return [_plain(v) for v in value] if isinstance(value, tuple) else value
+
+
+def stack(scenarios: list[AbstractScenario], changed_keys: list[str]) -> AbstractScenario:
+    """One scenario whose array leaves carry a leading batch axis; refuse structurally different scenarios."""
+    dynamic, static = eqx.partition(scenarios[0], eqx.is_array)
+    leaves, treedef = jax.tree_util.tree_flatten(dynamic)
+    batches = [[leaf] for leaf in leaves]
+    for other in scenarios[1:]:
+        dyn_other, static_other = eqx.partition(other, eqx.is_array)
+        other_leaves, other_def = jax.tree_util.tree_flatten(dyn_other)
+        same_shapes = [np.shape(a) == np.shape(b) for a, b in zip(leaves, other_leaves)]
+        if other_def != treedef or not all(same_shapes) or not eqx.tree_equal(static, static_other):
+            keys = ", ".join(changed_keys) or "the config"
+            raise ConfigError(
+                f"{keys}: these values change the model's structure (topology, sizes or options), so the "
+                "cases cannot run in one batch; sweep them in separate runs"
+            )
+        for batch, leaf in zip(batches, other_leaves):
+            batch.append(leaf)
+    stacked = [jnp.stack([jnp.asarray(x) for x in batch]) for batch in batches]
+    return eqx.combine(jax.tree_util.tree_unflatten(treedef, stacked), static)
+
+
+def broadcast(scenario: AbstractScenario, size: int) -> AbstractScenario:
+    """The same scenario repeated along a leading batch axis (every case shares the model)."""
+    dynamic, static = eqx.partition(scenario, eqx.is_array)
+    dynamic = jax.tree_util.tree_map(lambda x: jnp.broadcast_to(x, (size,) + jnp.shape(x)), dynamic)
+    return eqx.combine(dynamic, static)
+
+
+def batched(fn: Callable) -> Callable:
+    """``fn(scenario, design) -> pytree`` vmapped over a stacked scenario and design arrays, one compile per
+    static structure."""
+
+    @eqx.filter_jit
+    def run(scenarios, design):
+        return eqx.filter_vmap(fn)(scenarios, design)
+
+    return run
+
+
+def shard(tree, devices=None):
+    """Place a batch with its leading axis split across all visible devices (no-op on one device)."""
+    devices = jax.devices() if devices is None else devices
+    if len(devices) == 1:
+        return tree
+    mesh = jax.sharding.Mesh(np.array(devices), ("batch",))
+
+    def place(x):
+        if not eqx.is_array(x) or np.ndim(x) == 0 or np.shape(x)[0] % len(devices):
+            return x
+        spec = jax.sharding.PartitionSpec("batch", *([None] * (np.ndim(x) - 1)))
+        return jax.device_put(x, jax.sharding.NamedSharding(mesh, spec))
+
+    return jax.tree_util.tree_map(place, tree)
+
+
+def design_metrics(scenario: AbstractScenario, design: dict) -> dict:
+    """Metrics of one scenario with design variables applied (the function every design command batches)."""
+    return scenario.metrics(scenario.with_design(scenario.params, design))

@@ -1,0 +1,158 @@
+"""``diffspace optimize``: multi-start Optax optimisation of any scenario's design variables.
+
+1. A batched sweep samples the box (and every discrete choice); its rows are kept in ``sweep.csv``.
+2. For every choice, Adam runs from the best feasible sweep points and from random points, all starts in one
+   vmapped ``value_and_grad`` of the barrier loss (:mod:`diffspace.design.problem`) through the whole
+   simulation. A start whose run fails, or whose loss or gradient is not finite, does not move and keeps its
+   optimiser state for that step; such steps are counted (``nan_gradient_steps``). The best *feasible*
+   iterate of every start is kept.
+3. One autodiff polish of the best point: if a constraint is nearly active and raising the objective raises
+   it, Newton steps along ``grad J`` move onto ``g = 0`` (the optimum of a problem whose objective grows into
+   a limit sits on the limit; Adam on a barrier stops short of it).
+The result is never worse than the sweep's best feasible point (it is a candidate too).
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ..io.results import plot_panels, write_timeseries
+from ..scenarios import AbstractScenario
+from . import cases as cs
+from .optimize_report import best_sweep_rows, report, sweep_columns, sweep_table
+from .problem import Problem, barrier
+
+POLISH_ITERATIONS = 6
+POLISH_TARGET = -1e-7  # land just inside the active constraint
+
+
+def _design(problem: Problem, z, choice) -> dict:
+    design = problem.to_design(z)
+    if problem.choice_key is not None:
+        design[problem.choice_key] = choice
+    return design
+
+
+def _loss(z, scenario: AbstractScenario, choice, scale, problem: Problem):
+    m = cs.design_metrics(scenario, _design(problem, z, choice))
+    value, g = problem.objective(m), problem.g(m)
+    loss = -value / scale + problem.options["barrier_weight"] * jnp.sum(barrier(g))
+    return loss, (value, g, problem.usable(m, m["status"]))
+
+
+def _jet(z, scenario, choice, problem):
+    """Objective, constraints, their gradients with respect to ``z`` and usability (for the polish)."""
+    def parts(zz):
+        m = cs.design_metrics(scenario, _design(problem, zz, choice))
+        return (problem.objective(m), problem.g(m)), problem.usable(m, m["status"])
+
+    (value, g), pullback, usable = jax.vjp(parts, z, has_aux=True)
+    grad_value = pullback((jnp.ones_like(value), jnp.zeros_like(g)))[0]
+    jac_g = jax.vmap(lambda e: pullback((jnp.zeros_like(value), e))[0])(jnp.eye(g.shape[0]))
+    return value, g, grad_value, jac_g, usable
+
+
+class _Runner:
+    """Compiled pieces shared by every choice (one compile each)."""
+
+    def __init__(self, scenario: AbstractScenario, problem: Problem):
+        self.scenario, self.problem = scenario, problem  # the problem (static, unhashable) is closed over
+        grad = eqx.filter_value_and_grad(functools.partial(_loss, problem=problem), has_aux=True)
+        self.step = eqx.filter_jit(eqx.filter_vmap(grad, in_axes=(0, None, None, None)))
+        self.jet = eqx.filter_jit(functools.partial(_jet, problem=problem))
+
+    def adam(self, starts: np.ndarray, choice, scale: float, progress: bool):
+        import optax
+
+        problem = self.problem
+        optimizer = optax.adam(problem.options["learning_rate"])
+        z = jnp.asarray(np.stack([problem.to_z(x) for x in starts]))
+        state = jax.vmap(optimizer.init)(z)
+        best_value = np.full(len(starts), -np.inf)
+        best_z = np.asarray(z).copy()
+        history, excluded = [], 0
+        steps = range(problem.options["steps"] + 1)
+        if progress:
+            from tqdm import tqdm
+
+            steps = tqdm(steps, desc=f"optimize{'' if choice is None else f' ({problem.choice_key} = {choice})'}",
+                         unit="step", file=sys.stderr)
+        choice_arg = jnp.asarray(0.0 if choice is None else float(choice))
+        for step in steps:
+            (loss, (value, g, usable)), grads = self.step(z, self.scenario, choice_arg, scale)
+            ok = np.asarray(usable) & np.isfinite(np.asarray(loss)) & np.all(np.isfinite(np.asarray(grads)), axis=1)
+            excluded += int((~ok).sum())
+            feasible = ok & np.all(np.asarray(g) <= 0.0, axis=1)
+            improved = feasible & (np.asarray(value) > best_value)
+            best_value = np.where(improved, np.asarray(value), best_value)
+            best_z[improved] = np.asarray(z)[improved]
+            history.append(np.where(ok, np.asarray(value), np.nan))
+            if step == problem.options["steps"]:
+                break
+            safe = jnp.where(ok[:, None], grads, 0.0)  # rows not ok are not updated (state restored below)
+            updates, new_state = jax.vmap(optimizer.update)(safe, state)
+            keep = jnp.asarray(ok)
+            z = jnp.where(keep[:, None], optax.apply_updates(z, updates), z)
+            state = jax.tree_util.tree_map(
+                lambda new, old: jnp.where(keep.reshape((-1,) + (1,) * (new.ndim - 1)), new, old), new_state, state)
+        return best_z, best_value, np.stack(history), excluded
+
+    def polish(self, z: np.ndarray, choice) -> tuple[np.ndarray, float] | None:
+        """Newton steps along ``grad J`` onto the most active constraint; the best feasible point or None."""
+        choice_arg = jnp.asarray(0.0 if choice is None else float(choice))
+        value, g, grad_value, jac_g, usable = self.jet(jnp.asarray(z), self.scenario, choice_arg)
+        if g.shape[0] == 0 or not bool(usable) or float(jnp.max(g)) < -0.05:
+            return None
+        active = int(jnp.argmax(g))
+        direction = np.asarray(grad_value)
+        best, t = None, 0.0
+        for _ in range(POLISH_ITERATIONS):
+            slope = float(np.asarray(jac_g)[active] @ direction)
+            if not (np.isfinite(slope) and slope > 0):
+                break
+            t -= (float(g[active]) - POLISH_TARGET) / slope
+            trial = z + t * direction
+            value, g, _, jac_g, usable = self.jet(jnp.asarray(trial), self.scenario, choice_arg)
+            if bool(usable) and float(jnp.max(g)) <= 0.0 and (best is None or float(value) > best[1]):
+                best = (trial, float(value))
+        return best
+
+
+def run_optimize(builder: cs.CaseBuilder, scenario: AbstractScenario, problem: Problem, out, progress=True):
+    """Sweep, multi-start Adam per choice, polish; write ``sweep.csv``, ``timeseries.csv``, ``optimize.png``.
+    Returns ``(summary, optimum design dict)``."""
+
+    opts = problem.options
+    rng = np.random.default_rng(opts["seed"])
+    samples = problem.sample(rng, opts["sweep_samples"])
+    table = sweep_table(builder, problem, samples, progress)
+    write_timeseries(out, sweep_columns(problem, table), "sweep")
+    runner = _Runner(scenario, problem)
+    candidates, histories, excluded = [], [], 0
+    for choice in problem.choices:
+        rows = best_sweep_rows(table, problem, choice, opts["n_starts"])
+        starts = np.concatenate([rows, problem.sample(rng, opts["n_starts"] - len(rows))])
+        feasible_values = table["objective"][table["feasible"]]
+        scale = float(np.max(np.abs(feasible_values))) if feasible_values.size else 1.0
+        best_z, best_value, history, bad = runner.adam(starts, choice, max(scale, 1e-12), progress)
+        excluded += bad
+        histories.append(history)
+        candidates += [(float(v), z, choice) for v, z in zip(best_value, best_z) if np.isfinite(v)]
+    candidates.sort(key=lambda c: -c[0])
+    if candidates and opts["polish"]:
+        value, z, choice = candidates[0]
+        polished = runner.polish(z, choice)
+        if polished is not None and polished[1] > value:
+            candidates.insert(0, (polished[1], polished[0], choice))
+    history = np.concatenate(histories, axis=1)
+    write_timeseries(out, {"step": np.arange(len(history)),
+                           **{f"start{s}_objective": history[:, s] for s in range(history.shape[1])}})
+    plot_panels(out / "optimize.png", np.arange(len(history)),
+                [("objective", {f"start {s}": history[:, s] for s in range(history.shape[1])})], xlabel="Adam step")
+    return report(builder, scenario, problem, table, candidates, excluded)

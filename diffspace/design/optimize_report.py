@@ -1,0 +1,114 @@
+"""Optimisation bookkeeping: the seeding sweep's table, the best sweep rows per choice, and the report."""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+from ..scenarios import AbstractScenario
+from . import cases as cs
+from .evaluate import evaluate_cases, status_label
+from ..status import SolverFailure
+from .problem import Problem
+
+
+def _cases(problem: Problem, samples: np.ndarray) -> list[dict]:
+    rows = []
+    for choice in problem.choices:
+        for x in samples:
+            case = dict(zip(problem.keys, (float(v) for v in x)))
+            if problem.choice_key is not None:
+                case[problem.choice_key] = float(choice)
+            rows.append(case)
+    return rows
+
+
+def sweep_table(builder: cs.CaseBuilder, problem: Problem, samples: np.ndarray, progress: bool) -> dict:
+    """Evaluate the sweep in chunks; columns: inputs, ``choice``, objective (maximised), feasible, metrics."""
+    cases = _cases(problem, samples)
+    chunk = problem.options["chunk_size"]
+    parts = []
+    for start in range(0, len(cases), chunk):
+        parts.append(evaluate_cases(builder, cases[start:start + chunk], chunk))
+        if progress:
+            print(f"sweep {min(start + chunk, len(cases))}/{len(cases)} cases", file=sys.stderr)
+    values = {k: np.concatenate([p.values[k] for p in parts]) for k in parts[0].values}
+    status = np.concatenate([p.status for p in parts])
+    objective = np.asarray(problem.objective(values), float)
+    g = np.asarray(problem.g(values), float).reshape(-1, len(cases)) if problem.constraints else np.zeros((0, len(cases)))
+    usable = np.isfinite(objective) & np.all(np.isfinite(g), axis=0)
+    table = {"x": np.array([[c[k] for k in problem.keys] for c in cases]),
+             "choice": np.array([c.get(problem.choice_key, np.nan) for c in cases]) if problem.choice_key else
+             np.full(len(cases), np.nan),
+             "objective": objective, "feasible": usable & np.all(g <= 0.0, axis=0), "status": status, **values}
+    return table
+
+
+def best_sweep_rows(table: dict, problem: Problem, choice, n_starts: int) -> np.ndarray:
+    """Design points of the best feasible sweep rows of ``choice`` (half the starts, rounded up)."""
+    mask = table["feasible"] & ((table["choice"] == choice) if choice is not None else True)
+    order = np.argsort(-np.where(mask, table["objective"], -np.inf))
+    n = min((n_starts + 1) // 2, int(mask.sum()))
+    return table["x"][order[:n]]
+
+
+def _metrics_at(builder: cs.CaseBuilder, design: dict) -> dict:
+    result = evaluate_cases(builder, [design], 1)
+    out = {k: float(v[0]) for k, v in result.values.items()}
+    out["status"] = status_label(int(result.status[0]))
+    return out
+
+
+def report(builder, scenario: AbstractScenario, problem: Problem, table: dict, candidates: list, excluded: int):
+    """Summary dict and the optimum design (config keys, config units)."""
+    feasible = table["feasible"]
+    best_row = int(np.argmax(np.where(feasible, table["objective"], -np.inf))) if feasible.any() else None
+    sweep_best = float(table["objective"][best_row]) if best_row is not None else -np.inf
+    if best_row is not None and (not candidates or sweep_best > candidates[0][0]):
+        z = problem.to_z(table["x"][best_row])
+        choice = table["choice"][best_row] if problem.choice_key else None
+        candidates.insert(0, (sweep_best, z, choice))
+    if not candidates:
+        raise_no_feasible(table)
+    value, z, choice = candidates[0]
+    design = {k: float(v) for k, v in problem.to_design(np.asarray(z)).items()}
+    if problem.choice_key is not None:
+        design[problem.choice_key] = float(choice)
+    sign = problem.sign
+    initial = _metrics_at(builder, {})
+    summary = {
+        "objective": {k: w * sign for k, w in problem.weights.items()},
+        "direction": problem.direction,
+        "optimum": design,
+        "optimum_objective": sign * value,
+        "optimum_metrics": _metrics_at(builder, design),
+        "initial_metrics": initial,
+        "initial_objective": sign * float(problem.objective(initial)),
+        "sweep_samples": int(len(table["objective"])),
+        "sweep_feasible": int(feasible.sum()),
+        "sweep_failed": int(np.sum(~np.isfinite(table["objective"]))),
+        "sweep_best_objective": sign * sweep_best if best_row is not None else None,
+        "sweep_best_design": dict(zip(problem.keys, table["x"][best_row].tolist())) if best_row is not None else None,
+        "optimizer_not_beaten_by_sweep": bool(value >= sweep_best - 1e-12 * max(abs(sweep_best), 1.0)),
+        "nan_gradient_steps": excluded,
+    }
+    return summary, design
+
+
+def sweep_columns(problem: Problem, table: dict) -> dict:
+    """Columns of ``sweep.csv``."""
+    columns = {k: table["x"][:, i] for i, k in enumerate(problem.keys)}
+    if problem.choice_key is not None:
+        columns[problem.choice_key] = table["choice"]
+    columns["objective"] = problem.sign * table["objective"]
+    columns["feasible"] = table["feasible"].astype(float)
+    columns["status"] = table["status"].astype(float)
+    return columns
+
+
+def raise_no_feasible(table: dict):
+    usable = int(np.sum(np.isfinite(table["objective"])))
+    raise SolverFailure(f"optimize: no feasible point found ({usable} of {len(table['objective'])} sweep cases "
+                        "ran; none met the constraints, and no Adam iterate did); widen the bounds or relax "
+                        "the constraints")

@@ -1,0 +1,7 @@
+"""Manipulator capture: the arm's rod hits a free-floating target (SPEC 5.2 "Capture")."""
+
+from .model import CaptureModel, ContactMode
+from .outcome import CaptureOutcome
+from .scenario import Capture, CaptureParams, approach_direction
+
+__all__ = ["Capture", "CaptureModel", "CaptureOutcome", "CaptureParams", "ContactMode", "approach_direction"]

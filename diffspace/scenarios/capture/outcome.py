@@ -1,0 +1,65 @@
+"""Outcome of one capture run: contact bookkeeping, the state at the first release, invariants, status.
+
+Status: the solver's, else ``NO_EVENT`` when the tip never touched the target or the contact had not ended by
+``t_final``, else ``OUT_OF_RANGE`` when the contact point left the modelled surface (off the shaft's length or
+the plane patch: the infinite-surface contact model is then not valid).
+"""
+
+from __future__ import annotations
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+from jaxtyping import Array, Float, Int
+
+from ...integrate import HybridSolution
+from ...status import Status, first_failure, flag
+from .model import LOADING, SEPARATED, UNLOADING, CaptureModel
+
+
+class CaptureOutcome(eqx.Module):
+    """Scalars and states of one capture run (arrays only, so it batches under ``vmap``)."""
+
+    final_phase: Array
+    contacts: Array
+    peak_force: Float[Array, ""]
+    impulse: Float[Array, ""]
+    damping_loss: Float[Array, ""]
+    closing_speed: Float[Array, ""]
+    first_touch: Float[Array, ""]
+    duration: Float[Array, ""]
+    release_time: Float[Array, ""]
+    separation_speed: Float[Array, ""]
+    min_margin: Float[Array, ""]  # smallest on-surface margin over the contact events [m]
+    release_delta: Float[Array, ""]
+    y_release: tuple
+    momentum_before: tuple
+    momentum_after: tuple
+    energy_before: Float[Array, ""]
+    energy_after: Float[Array, ""]
+    solution: HybridSolution
+    status: Int[Array, ""]
+
+
+def capture_outcome(model: CaptureModel, y0, sol: HybridSolution) -> CaptureOutcome:
+    """Reduce a solution: first release state, contact bookkeeping, invariants before/after, status."""
+    mode = sol.final_mode
+    before, after = sol.segment_mode_before.phase, sol.segment_mode_after.phase
+    is_release = sol.segment_event & (before == UNLOADING) & (after == SEPARATED)
+    k = jnp.argmax(is_release)
+    y_rel = jax.tree_util.tree_map(lambda a: a[k], sol.segment_y)
+    delta_rel, rate_rel, _, _ = model.lean_gap(y_rel)
+    contact_events = sol.segment_event & ((before == LOADING) | (before == UNLOADING) | (after == LOADING))
+    margins = jax.vmap(lambda yy: model.lean_gap(yy)[3])(sol.segment_y)
+    min_margin = jnp.min(jnp.where(contact_events, margins, jnp.inf))
+    status = first_failure(sol.status, flag((mode.contacts == 0) | (mode.phase != SEPARATED), Status.NO_EVENT),
+                           flag(min_margin < 0, Status.OUT_OF_RANGE))
+    return CaptureOutcome(
+        final_phase=mode.phase, contacts=mode.contacts, peak_force=mode.peak_force, impulse=sol.final_y[6][0],
+        damping_loss=sol.final_y[6][1], closing_speed=mode.first_impact_speed, first_touch=mode.first_touch,
+        duration=mode.duration, release_time=sol.segment_end[k], separation_speed=-rate_rel,
+        min_margin=min_margin, release_delta=delta_rel, y_release=y_rel,
+        momentum_before=model.momentum(y0), momentum_after=model.momentum(sol.final_y),
+        energy_before=model.kinetic_energy(y0), energy_after=model.kinetic_energy(sol.final_y),
+        solution=sol, status=status,
+    )

@@ -1,0 +1,22 @@
+"""Spring ejection of a manipulator from its emergency separation device (SPEC 5.1)."""
+
+from .model import FLIGHT, RAIL, EjectionModel, EjectionRun, equivalent_mass, rigid_motion, settle, simulate_ejection
+from .outcome import EjectionOutcome, ejection_outcome
+from .paper import paper_ejection
+from .scenario import Ejection, EjectionParams
+
+__all__ = [
+    "FLIGHT",
+    "RAIL",
+    "Ejection",
+    "EjectionModel",
+    "EjectionOutcome",
+    "EjectionParams",
+    "EjectionRun",
+    "ejection_outcome",
+    "equivalent_mass",
+    "paper_ejection",
+    "rigid_motion",
+    "settle",
+    "simulate_ejection",
+]

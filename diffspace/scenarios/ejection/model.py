@@ -1,0 +1,336 @@
+r"""Spring ejection of a manipulator from its emergency separation device (ESD), SPEC 5.1.
+
+Seed: Cai, Wang, Deng, Yang (2023), *Emergency ejection characteristics of space manipulator multi-body
+system* (``ejection_space_manipulator.txt``). The full multibody model replaces the paper's reduced one:
+
+* **Phase 1, in the rail** (paper eqs. 9-13): the movable base translates along the rail axis only
+  (``BaseMotion.rail``), pushed by the separation springs :math:`F = k(l - s)` for :math:`s < l`. The
+  equations are :math:`H\dot v + b = [F e_{rail}; 0; \tau_f] + Q_c` with the rail reaction and the holding
+  torques of stuck joints in :math:`Q_c` (one masked KKT solve, ``dynamics.restricted_dynamics``).
+* **Zero-force separation** at :math:`s = l` (time :math:`t_r`): a Diffrax event; the state carries over.
+* **Phase 2, free flight**: base ``free`` (mode ``space``) or ``planar`` (mode ``plane``: the air table,
+  base moving in its x-z plane and turning about y, paper eq. 31, with joints 1, 3, 5, 7 merged by
+  ``Robot.lock``).
+* **Joints**: unpowered with hybrid stick-slip friction (``friction.JointFriction``); each transition is an
+  event and the integration restarts inside a bounded ``lax.scan`` (``simulate.hybrid_solve``).
+* **Joint limits** (``limits``): ``"stop"``: a hard stop at each limit. Reaching it is an event; the joint
+  impact is an impulse :math:`p` on the joint, :math:`\Delta v = Y e_j p` with :math:`Y` the constrained
+  response (the masked KKT solve) and :math:`p` such that :math:`\dot\theta_j^+ = -e\,\dot\theta_j^-`
+  (``stop_restitution`` :math:`e`); when the rebound is slower than ``HOLD_RATE`` (always for
+  :math:`e = 0`) the joint is held at the stop, a constraint, while the load pushes into it, and released
+  (to static friction) when its holding torque reverses. The impacts' kinetic-energy loss is tracked
+  (``stop_loss``) so that the energy budget still closes. ``"flag"``: no stop; the first crossing time of each joint is recorded (status
+  ``LIMIT_CROSSED``). ``"ignore"``: limits play no part.
+* **Stable ejection** (time :math:`t_s`): all joints stuck in flight; the arm is one rigid body whose CoM
+  velocity and angular velocity are reported.
+
+The equivalent mass at :math:`t = 0` (paper eqs. 14-19) is :math:`m_{eq} = (e^T \bar H^{-1} e)^{-1}` with
+:math:`\bar H` the mass matrix restricted to the rail coordinate and the joints free at :math:`t = 0`
+(all locked: total mass; all free: the Schur complement :math:`H_{ss} - H_{s\theta}H_{\theta\theta}^{-1}H_{\theta s}`).
+"""
+
+from __future__ import annotations
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+from jaxtyping import Array, Float
+
+from ...actuation.friction import JointFriction
+from ...dynamics import (BaseMotion, configuration_derivative, kinetic_energy, masked_solve, mass_matrix_and_bias,
+                         momentum)
+from ...integrate import HybridSolution, hybrid_solve
+from ...robot import Robot
+from ...spatial import quat_to_rotation
+
+RAIL, FLIGHT = 0.0, 1.0
+LIMIT_MODES = ("stop", "flag", "ignore")
+_SEPARATION_TOL = 1e-9  # relative to the compression: the root find locates s = l far tighter
+_RATE_TOL = 1e-8  # rad/s: a slipping joint whose rate reached this is at its zero crossing
+_LIMIT_TOL = 1e-9  # rad: a joint this close to a limit has reached it (the root find is far tighter)
+HOLD_RATE = 1e-3  # rad/s: a stop rebound slower than this ends the bounces (the joint is held)
+
+
+class EjectionState(eqx.Module):
+    """Continuous state: configuration, velocity (SPEC 3 conventions) and the energy dissipated so far."""
+
+    q: Float[Array, " nq"]
+    v: Float[Array, " nv"]
+    dissipated: Float[Array, ""]  # work of the joint friction [J]
+    stop_loss: Float[Array, ""]  # kinetic energy lost in stop impacts [J]
+
+
+class EjectionMode(eqx.Module):
+    """Discrete state, as data: the phase, each joint's friction mode and stop, the recorded limit crossings."""
+
+    phase: Float[Array, ""]  # RAIL or FLIGHT
+    slip: Float[Array, " n"]  # -1 / +1 slipping, 0 stuck
+    stop: Float[Array, " n"]  # -1 held at its lower stop, +1 at its upper stop, 0 free of the stops
+    crossed_time: Float[Array, " n"]  # limits = "flag": first time each joint crossed a limit (inf: never)
+
+
+class EjectionModel(eqx.Module):
+    """Ejection of ``robot`` (locked joints already merged) from a rail along ``rail_axis`` (base frame)."""
+
+    robot: Robot
+    friction: JointFriction
+    stiffness: Float[Array, ""]
+    compression: Float[Array, ""]
+    rail: BaseMotion
+    flight: BaseMotion
+    rail_axis: Float[Array, "3"]
+    stop_restitution: Float[Array, ""]
+    limits: str = eqx.field(static=True, default="ignore")
+
+    @classmethod
+    def build(cls, robot: Robot, friction: JointFriction, stiffness, compression, rail_axis, flight: str,
+              limits: str = "ignore", stop_restitution=0.0):
+        if limits not in LIMIT_MODES:
+            raise ValueError(f"limits must be one of {LIMIT_MODES}, got {limits!r}")
+        axis = jnp.asarray(rail_axis, dtype=float)
+        axis = axis / jnp.linalg.norm(axis)
+        flight_motion = BaseMotion.free() if flight == "space" else BaseMotion.planar(_plane_normal(axis))
+        return cls(robot, friction, jnp.asarray(stiffness, float), jnp.asarray(compression, float),
+                   BaseMotion.rail(axis), flight_motion, axis, jnp.asarray(stop_restitution, float), limits)
+
+    def initial_mode(self) -> EjectionMode:
+        n = self.robot.n_joints
+        start = jnp.ones(n) if self.friction.model == "none" else jnp.zeros(n)
+        return EjectionMode(jnp.asarray(RAIL), start, jnp.zeros(n), jnp.full(n, jnp.inf))
+
+    def base_motion(self, phase) -> BaseMotion:
+        in_rail = phase == RAIL
+        return BaseMotion(
+            jnp.where(in_rail, self.rail.basis, self.flight.basis), jnp.where(in_rail, self.rail.allowed, self.flight.allowed)
+        )
+
+    def spring_force(self, q, phase):
+        travel = self.rail_axis @ q[:3]
+        return jnp.where(phase == RAIL, self.stiffness * (self.compression - travel), 0.0)
+
+    def free_mask(self, mode: EjectionMode):
+        """1 for joints moving under the dynamics; 0 for joints held by static friction or by a stop."""
+        return self.friction.free_mask(mode.slip) * (mode.stop == 0)
+
+    def _masking(self, mode: EjectionMode):
+        n = self.robot.n_joints
+        base = self.base_motion(mode.phase)
+        basis = jax.scipy.linalg.block_diag(base.basis, jnp.eye(n))
+        return basis, jnp.concatenate([base.allowed, self.free_mask(mode)])
+
+    def dynamics(self, q, v, mode: EjectionMode):
+        """Accelerations, constraint forces (rail reaction, holding torques) and joint friction torques."""
+        tau_friction = self.friction.torque(v[6:], mode.slip) * (mode.stop == 0)
+        tau = jnp.concatenate([self.spring_force(q, mode.phase) * self.rail_axis, jnp.zeros(3), tau_friction])
+        h, b = mass_matrix_and_bias(self.robot, q, v)
+        accel, constraint = masked_solve(h, tau - b, *self._masking(mode))
+        return accel, constraint, tau_friction
+
+    def joint_impulse(self, q, mode: EjectionMode, joint: int, rate_change):
+        """Velocity change of the whole system when an impulse on ``joint`` changes its rate by ``rate_change``
+        (the other constraints of ``mode`` hold): ``dv = Y e_j p`` with ``p = rate_change / Y_jj``."""
+        h, _ = mass_matrix_and_bias(self.robot, q, jnp.zeros(self.robot.nv))
+        unit = jnp.zeros(self.robot.nv).at[6 + joint].set(1.0)
+        basis, mask = self._masking(mode)
+        response, _ = masked_solve(h, unit, basis, mask.at[6 + joint].set(1.0))
+        return response * rate_change / response[6 + joint]
+
+    @property
+    def limited(self):
+        """Per joint: its limits take part (``limits != "ignore"`` and finite)."""
+        finite = jnp.isfinite(self.robot.lower) | jnp.isfinite(self.robot.upper)
+        return finite & (self.limits != "ignore")
+
+    def limit_margin(self, theta):
+        """Distance to the nearer limit per joint [rad] (+1 where unlimited)."""
+        lower = jnp.where(jnp.isfinite(self.robot.lower), theta - self.robot.lower, 1.0)
+        upper = jnp.where(jnp.isfinite(self.robot.upper), self.robot.upper - theta, 1.0)
+        return jnp.minimum(lower, upper)
+
+
+def _plane_normal(rail_axis):
+    """Normal of the air-table plane: base y unless the rail is along y (then base x)."""
+    return jnp.where(jnp.abs(rail_axis[1]) < 0.9, jnp.array([0.0, 1.0, 0.0]), jnp.array([1.0, 0.0, 0.0]))
+
+
+def _vector_field(model: EjectionModel):
+    def field(t, y: EjectionState, mode: EjectionMode):
+        accel, _, tau_friction = model.dynamics(y.q, y.v, mode)
+        dissipated = -jnp.sum(model.free_mask(mode) * tau_friction * y.v[6:])
+        return EjectionState(configuration_derivative(y.q, y.v), accel, dissipated, jnp.zeros(()))
+
+    return field
+
+
+def _conditions(model: EjectionModel) -> list:
+    """``[separation, holding, slip, limits]``: each positive while the current mode holds.
+
+    ``holding`` is the smallest of the static-friction margins of stuck joints and of the push of held
+    joints into their stops (one constrained-dynamics evaluation); ``slip`` the smallest rate of a slipping
+    joint along its slip direction; ``limits`` the smallest distance of a joint to a limit it may still reach.
+    """
+
+    def separation(t, y, mode):
+        return jnp.where(mode.phase == RAIL, model.compression - model.rail_axis @ y.q[:3], 1.0)
+
+    def holding(t, y, mode):
+        _, constraint, _ = model.dynamics(y.q, y.v, mode)
+        stuck = (mode.slip == 0) & (mode.stop == 0)
+        friction = model.friction.stick_margin(constraint[6:], y.v[6:], mode.slip)
+        margins = jnp.where(stuck, friction, jnp.inf)
+        margins = jnp.where(mode.stop != 0, -mode.stop * constraint[6:], margins)
+        return jnp.where(jnp.any(stuck | (mode.stop != 0)), jnp.min(margins), 1.0)
+
+    def slip(t, y, mode):
+        moving = (mode.slip != 0) & (mode.stop == 0)
+        return jnp.where(jnp.any(moving), jnp.min(jnp.where(moving, mode.slip * y.v[6:], jnp.inf)), 1.0)
+
+    def limit(t, y, mode):  # offset: a joint starting exactly at a limit is caught when it moves beyond it
+        watched = model.limited & (mode.stop == 0) & ~jnp.isfinite(mode.crossed_time)
+        margins = jnp.where(watched, model.limit_margin(y.q[7:]) + _LIMIT_TOL, jnp.inf)
+        return jnp.where(jnp.any(watched), jnp.min(margins), 1.0)
+
+    conditions = [separation]
+    if model.friction.is_hybrid:
+        conditions += [holding, slip]
+    elif model.limits == "stop":
+        conditions += [holding]
+    if model.limits != "ignore":
+        conditions += [limit]
+    return conditions
+
+
+def _separate(model: EjectionModel, y: EjectionState, mode: EjectionMode) -> EjectionMode:
+    separated = model.compression - model.rail_axis @ y.q[:3] <= _SEPARATION_TOL * model.compression
+    return eqx.tree_at(lambda m: m.phase, mode, jnp.where((mode.phase == RAIL) & separated, FLIGHT, mode.phase))
+
+
+def _hit_limits(model: EjectionModel, y: EjectionState, mode: EjectionMode):
+    """Per joint: it reached a limit it was not held at (and moves into it or rests there), and which side."""
+    theta, rate = y.q[7:], y.v[6:]
+    at_lower = jnp.isfinite(model.robot.lower) & (theta - model.robot.lower <= _LIMIT_TOL) & (rate <= 0)
+    at_upper = jnp.isfinite(model.robot.upper) & (model.robot.upper - theta <= _LIMIT_TOL) & (rate >= 0)
+    hit = model.limited & (mode.stop == 0) & (at_lower | at_upper)
+    return hit, jnp.where(at_upper, 1.0, -1.0)
+
+
+def _stop_impacts(model: EjectionModel, y: EjectionState, mode: EjectionMode, hit, side):
+    """Impacts at the stops hit: rebound with the restitution, or hold when the rebound is below HOLD_RATE."""
+
+    def one(j, carry):
+        y, mode = carry
+        rate = y.v[6 + j]
+        rebound = -model.stop_restitution * rate
+        hold = jnp.abs(rebound) < HOLD_RATE
+        new_rate = jnp.where(hold, 0.0, rebound)
+        v = (y.v + model.joint_impulse(y.q, mode, j, new_rate - rate)).at[6 + j].set(new_rate)  # exact rate
+        loss = kinetic_energy(model.robot, y.q, y.v) - kinetic_energy(model.robot, y.q, v)
+        slip = jnp.where(hold, 0.0, jnp.where(mode.slip[j] != 0, -mode.slip[j], mode.slip[j]))
+        if not model.friction.is_hybrid:
+            slip = mode.slip[j]
+        impacted = (EjectionState(y.q, v, y.dissipated, y.stop_loss + loss),
+                    eqx.tree_at(lambda m: (m.slip, m.stop), mode,
+                                (mode.slip.at[j].set(slip), mode.stop.at[j].set(jnp.where(hold, side[j], 0.0)))))
+        return jax.tree_util.tree_map(lambda a, b: jnp.where(hit[j], a, b), impacted, (y, mode))
+
+    return jax.lax.fori_loop(0, model.robot.n_joints, one, (y, mode))
+
+
+def _release_stops(model: EjectionModel, y: EjectionState, mode: EjectionMode) -> EjectionMode:
+    """Joints whose holding torque no longer pushes into their stop leave it, at rest (then static friction)."""
+    _, constraint, _ = jax.lax.stop_gradient(model.dynamics(y.q, y.v, mode))
+    hold = constraint[6:]
+    release = (mode.stop != 0) & (-mode.stop * hold <= 1e-9 * (1.0 + jnp.abs(hold)))
+    slip = jnp.where(release & model.friction.is_hybrid, 0.0, mode.slip)
+    return eqx.tree_at(lambda m: (m.slip, m.stop), mode, (slip, jnp.where(release, 0.0, mode.stop)))
+
+
+def _settle_friction(model: EjectionModel, y: EjectionState, mode: EjectionMode):
+    """Slipping joints whose rate reached zero stick (rate set to exactly zero). Then a consistent set is found
+    by single pivots, each recomputing the constrained dynamics: a joint at rest marked slipping whose
+    acceleration opposes its slip direction sticks again; otherwise the stuck joint exceeding its static
+    torque by the most breaks loose, opposite to its holding torque. (Releasing one joint changes the others'
+    loads, so a joint released earlier may have to stick again: the set MuJoCo's friction solver finds.)
+    Joints held at a stop take no part."""
+    free_of_stops = mode.stop == 0
+    stopped = (mode.slip != 0) & (mode.slip * y.v[6:] <= _RATE_TOL) & free_of_stops
+    slip = jnp.where(stopped, 0.0, mode.slip)
+    v = y.v.at[6:].set(jnp.where(stopped, 0.0, y.v[6:]))
+    static = model.friction.static_torque
+    at_rest = v[6:] == 0.0
+
+    def pivot(_, slip):
+        trial = eqx.tree_at(lambda m: m.slip, mode, slip)
+        accel, constraint, _ = jax.lax.stop_gradient(model.dynamics(y.q, v, trial))
+        holding = constraint[6:]
+        wrong_way = jnp.where((slip != 0) & at_rest & free_of_stops, -slip * accel[6:], -jnp.inf)
+        excess = jnp.where((slip == 0) & free_of_stops, jnp.abs(holding) - static * (1 - _SEPARATION_TOL), -jnp.inf)
+        restick, release = jnp.argmax(wrong_way), jnp.argmax(excess)
+        slip_restuck = slip.at[restick].set(0.0)
+        slip_released = slip.at[release].set(jnp.where(excess[release] > 0, -jnp.sign(holding[release]), slip[release]))
+        return jnp.where(wrong_way[restick] > 0, slip_restuck, slip_released)
+
+    slip = jax.lax.fori_loop(0, 2 * model.robot.n_joints + 1, pivot, slip)
+    return EjectionState(y.q, v, y.dissipated, y.stop_loss), eqx.tree_at(lambda m: m.slip, mode, slip)
+
+
+def settle(model: EjectionModel, t, y: EjectionState, mode: EjectionMode):
+    """Resolve the modes at an event: separation; joints reaching a limit (stop impacts, or the crossing time
+    recorded with ``limits = "flag"``); joints leaving their stops; then stick/slip (:func:`_settle_friction`)."""
+    mode = _separate(model, y, mode)
+    if model.limits != "ignore":
+        hit, side = _hit_limits(model, y, mode)
+        if model.limits == "flag":
+            first = hit & ~jnp.isfinite(mode.crossed_time)
+            mode = eqx.tree_at(lambda m: m.crossed_time, mode, jnp.where(first, t, mode.crossed_time))
+        else:
+            y, mode = _stop_impacts(model, y, mode, hit, side)
+            mode = _release_stops(model, y, mode)
+    if model.friction.is_hybrid:
+        y, mode = _settle_friction(model, y, mode)
+    return y, mode
+
+
+class EjectionRun(eqx.Module):
+    """Raw outcome of one ejection simulation (arrays only, so it batches under ``vmap``)."""
+
+    solution: HybridSolution
+    initial_mode: EjectionMode
+    equivalent_mass: Float[Array, ""]
+
+
+def equivalent_mass(model: EjectionModel, q0, slip_dir) -> Float[Array, ""]:
+    """Effective mass seen by the spring at rest: ``1 / (e^T Hbar^{-1} e)`` over the rail and the free joints."""
+    mode = EjectionMode(jnp.asarray(RAIL), slip_dir, jnp.zeros_like(slip_dir), jnp.full_like(slip_dir, jnp.inf))
+    force = jnp.zeros(model.robot.nv).at[:3].set(model.rail_axis)
+    h, _ = mass_matrix_and_bias(model.robot, q0, jnp.zeros(model.robot.nv))
+    accel, _ = masked_solve(h, force, *model._masking(mode))
+    return 1.0 / (model.rail_axis @ accel[:3])
+
+
+def simulate_ejection(
+    model: EjectionModel,
+    joint_angles: Float[Array, " n"],
+    t_final: float,
+    n_save: int = 301,
+    rtol: float = 1e-8,
+    atol: float = 1e-10,
+    max_steps: int = 20_000,
+    max_segments: int = 16,
+    solver=None,
+) -> EjectionRun:
+    """Simulate one ejection from rest at ``joint_angles`` (base at the origin, identity attitude). Pure; jit it."""
+    q0 = model.robot.neutral().at[7:].set(joint_angles)
+    y0 = EjectionState(q0, jnp.zeros(model.robot.nv), jnp.asarray(0.0), jnp.asarray(0.0))
+    y0, mode0 = settle(model, 0.0, y0, model.initial_mode())
+    solution = hybrid_solve(
+        _vector_field(model), _conditions(model), lambda t, y, mode: settle(model, t, y, mode), y0, mode0, t_final,
+        n_save=n_save, rtol=rtol, atol=atol, max_steps=max_steps, max_segments=max_segments, solver=solver,
+    )
+    return EjectionRun(solution, mode0, equivalent_mass(model, q0, mode0.slip))
+
+
+def rigid_motion(model: EjectionModel, q, v):
+    """CoM velocity (world) and angular velocity (world) of the arm moving as one body (all joints stuck)."""
+    linear, _ = momentum(model.robot, q, v)
+    return linear / model.robot.total_mass, quat_to_rotation(q[3:7]) @ v[3:6]

@@ -1,0 +1,109 @@
+"""Ejection reports: the summary (SI, unit-suffixed keys), time series and plot, failure diagnosis."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from ...io.results import plot_panels, write_timeseries
+from ...status import Status
+from .model import RAIL
+
+
+def _float_or_none(x) -> float | None:
+    x = float(x)
+    return x if np.isfinite(x) else None
+
+
+def _list_or_none(x) -> list | None:
+    x = np.asarray(x, dtype=float)
+    return x.tolist() if np.all(np.isfinite(x)) else None
+
+
+def summary(scenario, outcome) -> dict:
+    """Stable quantities are ``None`` when the arm did not settle (never the values of a slipping arm)."""
+    deg = np.rad2deg
+    stable = bool(outcome.stable)
+    omega = np.asarray(outcome.stable_angular_velocity)
+    residual = float(outcome.spring_energy - outcome.kinetic_energy_final - outcome.friction_loss - outcome.stop_loss)
+    out = {
+        "status": Status(int(outcome.status)).label,
+        "mode": scenario.mode,
+        "friction_model": scenario.friction_model,
+        "free_joints": [j + 1 for j in scenario.free],
+        "equivalent_mass_kg": float(outcome.equivalent_mass),
+        "equivalent_mass_space_frictionless_kg": float(outcome.equivalent_mass_space_frictionless),
+        "equivalent_mass_plane_frictionless_kg": float(outcome.equivalent_mass_plane_frictionless),
+        "separation_time_s": _float_or_none(outcome.separation_time),
+        "separation_velocity_m_s": _float_or_none(outcome.separation_velocity),
+        "joint_angle_change_at_separation_deg": _list_or_none(deg(np.asarray(outcome.joint_change_at_separation))),
+        "stable": stable,
+        "stable_time_s": _float_or_none(outcome.stable_time),
+        "stable_velocity_m_s": _float_or_none(outcome.stable_velocity),
+        "stable_angular_velocity_deg_s": float(deg(np.linalg.norm(omega))) if stable else None,
+        "stable_angular_velocity_vector_deg_s": deg(omega).tolist() if stable else None,
+        "joint_angle_change_final_deg": deg(np.asarray(outcome.joint_change_final)).tolist(),
+        "spring_energy_J": float(outcome.spring_energy),
+        "kinetic_energy_final_J": float(outcome.kinetic_energy_final),
+        "friction_loss_J": float(outcome.friction_loss),
+        "stop_impact_loss_J": float(outcome.stop_loss),
+        "energy_residual_J": residual,
+    }
+    crossings = np.asarray(outcome.limit_crossing_time)
+    if scenario.limits == "flag":
+        out["limit_crossings"] = {f"joint{j + 1}": float(t) for j, t in zip(scenario.free, crossings) if np.isfinite(t)}
+    if outcome.paper:
+        out["paper_method"] = _paper_comparison(outcome.paper, out)
+    return out
+
+
+def _paper_comparison(paper: dict, full: dict) -> dict:
+    """The paper's recursion on the same case and its relative difference to the full model."""
+    results = {k: (np.asarray(v).tolist() if np.ndim(v) else (bool(v) if v.dtype == bool else _float_or_none(v)))
+               for k, v in paper.items()}
+    diff = {}
+    for key, value in results.items():
+        ref = full.get(key)
+        if isinstance(value, float) and isinstance(ref, float) and ref != 0:
+            diff[key] = (value - ref) / abs(ref)
+    return {"results": results, "relative_difference_to_full": diff}
+
+
+def write(scenario, outcome, out: Path) -> None:
+    """Time series (base travel/velocity, joint angles, angular rate, friction loss) and ``ejection.png``."""
+    sol = outcome.solution
+    q, v, loss = (np.asarray(x) for x in (sol.ys.q, sol.ys.v, sol.ys.dissipated))
+    ts = np.asarray(sol.ts)
+    axis = np.asarray(scenario.rail_axis) / np.linalg.norm(scenario.rail_axis)
+    free = scenario.free
+    columns = {"t_s": ts, "base_travel_m": q[:, :3] @ axis, "base_velocity_m_s": v[:, :3] @ axis}
+    columns.update({f"joint{j + 1}_deg": np.rad2deg(q[:, 7 + k]) for k, j in enumerate(free)})
+    columns.update({f"base_omega_{a}_deg_s": np.rad2deg(v[:, 3 + i]) for i, a in enumerate("xyz")})
+    columns["friction_loss_J"] = loss
+    columns["stop_impact_loss_J"] = np.asarray(sol.ys.stop_loss)
+    write_timeseries(out, columns)
+    plot_panels(out / "ejection.png", ts, [
+        ("base velocity [m/s]", {"along rail": columns["base_velocity_m_s"]}),
+        ("joint angle [deg]", {f"joint {j + 1}": columns[f"joint{j + 1}_deg"] for j in free}),
+        ("base angular rate [deg/s]", {a: columns[f"base_omega_{a}_deg_s"] for a in "xyz"}),
+    ])
+
+
+def diagnose(scenario, outcome) -> str:
+    """One line naming the phase (rail or flight) and the time where the run failed."""
+    sol = outcome.solution
+    status = int(outcome.status)
+    phase = "rail" if float(sol.final_mode.phase) == RAIL else "flight"
+    events = np.asarray(sol.segment_event)
+    t_last = float(np.asarray(sol.segment_end)[events].max()) if events.any() else 0.0
+    if status == Status.SOLVER_FAILURE:
+        return (f"phase '{phase}': the ODE solver failed after t = {t_last:.4g} s (simulation.max_steps = "
+                f"{scenario.settings.max_steps} reached, or the step size collapsed)")
+    if status == Status.EVENT_BUDGET:
+        return (f"phase '{phase}': more stick/slip events than simulation.max_segments = "
+                f"{scenario.settings.max_segments} by t = {t_last:.4g} s; raise it")
+    if status == Status.NO_EVENT:
+        return (f"phase 'rail': separation not reached within simulation.t_final_s = "
+                f"{float(scenario.settings.t_final):g} s")
+    return Status(status).description

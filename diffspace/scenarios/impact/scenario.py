@@ -1,0 +1,214 @@
+"""Two-body impact along a line (SPEC 5.2; seed: Cai et al. 2021, Aerospace 8:381, Sections 2 and 4.1).
+
+Body 1 (``mass1_kg``) approaches body 2 (``mass2_kg``, at rest) with ``approach_speed_m_s`` across an
+``initial_gap_m``; the contact force is a :class:`~diffspace.contact.ContactLaw` (paper Eq. (1), n = 1.5,
+damping law by name, Zhiying-Qishao Eq. (2) by default); without friction this is the paper's
+equivalent-mass impact (Eqs. (4)-(5)). Physics: :func:`diffspace.contact.simulate_impact`.
+
+Air-table friction (paper Section 4.1.2 and Eq. (10)). The six free-deceleration tests in
+``airtable_friction_decel.csv`` give a = 0.088, 0.089, 0.095, 0.092, 0.090, 0.089 m/s^2, mean
+``a = 0.0905 m/s^2`` (sample std 0.0026). Coulomb's law ``m a = mu m g`` gives ``mu = a / g``; the paper
+quotes ``mu = 0.00905``, i.e. it used ``g = 10 m/s^2`` (its f1 = 3.3792 N, mu_1 = 0.0088 and
+f = mu (m1 + m2) g = 5.4526 N all follow from g = 10). The data fix only the product ``mu g = a``.
+``friction.model``: ``coulomb`` (default of the shipped config) = air-table friction ``mu m_i g`` on each
+body with stick-slip (physical); ``paper`` = Eq. (10), a constant ``f = mu (m1 + m2) g`` on the relative
+motion during contact (the paper's model, kept to reproduce it); ``none``.
+:func:`friction_from_decelerations` reproduces the paper's numbers.
+
+Design variables: ``impact.approach_speed_m_s``, ``impact.initial_gap_m``, ``impact.mass1_kg``,
+``impact.mass2_kg``, ``contact.stiffness_N_m_n``, ``contact.exponent``, ``contact.restitution_c``,
+``friction.mu``. Measured data for ``fit``: CSV ``v_in_mm_s, v_out_measured_mm_s, F_peak_measured_N``
+(impact speed at first touch, detached velocity, peak force), relative residuals.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import ClassVar
+
+import equinox as eqx
+import jax.numpy as jnp
+import numpy as np
+from jaxtyping import Array, Float
+
+from ...contact import FRICTION_MODELS, LAWS, ContactLaw, ImpactFriction, ImpactOutcome, hertz_stiffness, simulate_impact
+from ...io.config import Field, Schema
+from ...io.tables import read_csv_columns
+from ...status import ConfigError, Status
+from ..base import AbstractParams, AbstractScenario, FitData, Parameter
+from . import report
+
+DATA_COLUMNS = ["v_in_mm_s", "v_out_measured_mm_s", "F_peak_measured_N"]
+KEYS = {  # design key -> (ImpactParams field, lower, upper, unit, log)
+    "impact.approach_speed_m_s": ("approach_speed", 1e-4, 10.0, "m/s", True),
+    "impact.initial_gap_m": ("initial_gap", 0.0, 1.0, "m", False),
+    "impact.mass1_kg": ("mass1", 1e-3, 1e5, "kg", True),
+    "impact.mass2_kg": ("mass2", 1e-3, 1e5, "kg", True),
+    "contact.stiffness_N_m_n": ("stiffness", 1e3, 1e13, "N/m^n", True),
+    "contact.exponent": ("exponent", 0.5, 3.0, "-", False),
+    "contact.restitution_c": ("restitution", 1e-3, 1.0, "-", False),
+    "friction.mu": ("mu", 1e-6, 1.0, "-", True),
+}
+
+
+def friction_from_decelerations(decelerations, gravity=10.0, mass_total=38.4 + 21.85) -> dict:
+    """Paper Section 4.1.2: ``mu = mean(a) / g`` and ``f = mu m_total g`` from free-deceleration tests."""
+    a = float(np.mean(decelerations))
+    return {"mean_deceleration_m_s2": a, "mu": a / gravity, "friction_force_N": a * mass_total}
+
+
+class ImpactParams(AbstractParams):
+    approach_speed: Float[Array, ""]
+    initial_gap: Float[Array, ""]
+    mass1: Float[Array, ""]
+    mass2: Float[Array, ""]
+    stiffness: Float[Array, ""]
+    exponent: Float[Array, ""]
+    restitution: Float[Array, ""]
+    mu: Float[Array, ""]
+    gravity: Float[Array, ""]
+
+
+def _schema() -> Schema:
+    pos = dict(gt=0.0)
+    return Schema({
+        "impact": {
+            "mass1_kg": Field("float", 38.4, **pos, help="moving body (paper: passive simulator)"),
+            "mass2_kg": Field("float", 21.85, **pos, help="body at rest (paper: active simulator)"),
+            "approach_speed_m_s": Field("float", 0.09483, **pos, help="speed of body 1 at t = 0"),
+            "initial_gap_m": Field("float", 0.0, min=0.0, help="separation at t = 0 (0: start at first touch)"),
+            "t_max_s": Field("float", 2.0, **pos, help="horizon for reaching contact and separating"),
+        },
+        "contact": {
+            "law": Field("str", "zhiying_qishao", choices=LAWS),
+            "stiffness_source": Field("str", "value", choices=("value", "hertz")),
+            "stiffness_N_m_n": Field("float", 1.0e7, **pos, help="k in F = k d^n + ... [N/m^n]"),
+            "exponent": Field("float", 1.5, gt=0.0, max=5.0, help="n"),
+            "restitution_c": Field("float", 0.55, gt=0.0, max=1.0, help="input restitution c of the law, (0, 1]"),
+            "geometry": Field("str", "sphere_plane", choices=("sphere_plane", "sphere_sphere")),
+            "radius1_m": Field("float", 0.018, **pos),
+            "radius2_m": Field("float", 0.018, **pos, help="sphere_sphere only"),
+            "youngs1_Pa": Field("float", 2.06e11, **pos),
+            "poisson1": Field("float", 0.3, gt=-1.0, max=0.5),
+            "youngs2_Pa": Field("float", 2.06e11, **pos),
+            "poisson2": Field("float", 0.3, gt=-1.0, max=0.5),
+        },
+        "friction": {
+            "model": Field("str", "none", choices=FRICTION_MODELS),
+            "mu": Field("float", 0.0, min=0.0),
+            "gravity_m_s2": Field("float", 9.80665, **pos),
+        },
+        "simulation": {
+            "rtol": Field("float", 1e-10, gt=0.0, max=1e-3),
+            "atol": Field("float", 1e-12, gt=0.0, max=1e-3),
+            "max_steps": Field("int", 4096, min=64),
+            "max_segments": Field("int", 12, min=4, max=200, help="bound on contact and stick-slip events"),
+            "n_save": Field("int", 200, min=2, max=100_000),
+        },
+    })
+
+
+def _stiffness(c: dict) -> float:
+    if c["stiffness_source"] == "value":
+        return c["stiffness_N_m_n"]
+    r2 = c["radius2_m"] if c["geometry"] == "sphere_sphere" else float("inf")
+    return float(hertz_stiffness(c["youngs1_Pa"], c["poisson1"], c["radius1_m"], c["youngs2_Pa"], c["poisson2"], r2))
+
+
+class Impact(AbstractScenario):
+    """Two-body impact with a compliant contact law and optional air-table friction."""
+
+    name: ClassVar[str] = "impact"
+    headline: ClassVar[tuple[str, str]] = ("peak_force_N", "impact.approach_speed_m_s")
+    params: ImpactParams
+    t_max: Float[Array, ""]
+    tolerances: tuple[float, float] = eqx.field(static=True)  # rtol, atol on the scaled state
+    budget: tuple[int, int, int] = eqx.field(static=True)  # max_steps, max_segments, n_save
+    law: str = eqx.field(static=True)
+    friction_model: str = eqx.field(static=True)
+
+    @classmethod
+    def schema(cls) -> Schema:
+        return _schema()
+
+    @classmethod
+    def from_config(cls, cfg: dict) -> "Impact":
+        imp, con, fr, sim = cfg["impact"], cfg["contact"], cfg["friction"], cfg["simulation"]
+        if fr["model"] != "none" and fr["mu"] == 0.0:
+            raise ConfigError(f"friction.mu: must be > 0 with friction.model = '{fr['model']}'")
+        a = lambda x: jnp.asarray(x, dtype=float)  # noqa: E731
+        params = ImpactParams(a(imp["approach_speed_m_s"]), a(imp["initial_gap_m"]), a(imp["mass1_kg"]),
+                              a(imp["mass2_kg"]), a(_stiffness(con)), a(con["exponent"]), a(con["restitution_c"]),
+                              a(fr["mu"]), a(fr["gravity_m_s2"]))
+        return cls(params=params, t_max=a(imp["t_max_s"]), tolerances=(sim["rtol"], sim["atol"]),
+                   budget=(sim["max_steps"], sim["max_segments"], sim["n_save"]), law=con["law"],
+                   friction_model=fr["model"])
+
+    # ------------------------------------------------------------------ physics
+    def equivalent_mass(self, params: ImpactParams):
+        return params.mass1 * params.mass2 / (params.mass1 + params.mass2)
+
+    def contact_law(self, params: ImpactParams) -> ContactLaw:
+        return ContactLaw(params.stiffness, params.exponent, params.restitution, mass=self.equivalent_mass(params),
+                          law=self.law)
+
+    def friction(self, params: ImpactParams) -> ImpactFriction:
+        paper_force = params.mu * (params.mass1 + params.mass2) * params.gravity
+        return ImpactFriction(paper_force, params.mu, params.gravity, self.friction_model)
+
+    def simulate(self, params: ImpactParams) -> ImpactOutcome:
+        law = self.contact_law(params)
+        law = law.canonical() if self.law != "kelvin_voigt" else law
+        rtol, atol = self.tolerances
+        max_steps, max_segments, n_save = self.budget
+        return simulate_impact(law, params.mass1, params.mass2, params.approach_speed, params.initial_gap,
+                               self.t_max, self.friction(params), rtol=rtol, atol=atol, max_steps=max_steps,
+                               max_segments=max_segments, n_save=n_save)
+
+    # ------------------------------------------------------------------ design
+    def design_space(self) -> tuple[Parameter, ...]:
+        return tuple(Parameter(key, lo, hi, unit, log) for key, (_, lo, hi, unit, log) in KEYS.items())
+
+    def with_design(self, params: ImpactParams, values: dict) -> ImpactParams:
+        for key in values:
+            if key not in KEYS:
+                self.parameter(key)  # raises naming the known keys
+        fields = [KEYS[k][0] for k in values]
+        return eqx.tree_at(lambda p: [getattr(p, f) for f in fields], params,
+                           [jnp.asarray(v, dtype=float) for v in values.values()])
+
+    def metrics(self, params: ImpactParams) -> dict:
+        out = self.simulate(params)
+        return {"status": out.status, "detached_velocity_m_s": out.detached_velocity, "peak_force_N": out.peak_force,
+                "contact_duration_s": out.contact_duration, "impulse_N_s": out.impulse,
+                "restitution": out.restitution, "max_indentation_m": out.max_indentation,
+                "impact_speed_m_s": out.impact_speed}
+
+    def read_data(self, path: Path) -> FitData:
+        cols = read_csv_columns(path, DATA_COLUMNS)
+        problems = [f"{path}: row {i + 1}, column {c}: must be > 0, got {x:g}"
+                    for c in DATA_COLUMNS for i, x in enumerate(cols[c]) if not x > 0]
+        if problems:
+            raise ConfigError("\n".join(problems))
+        v_in, v_out, force = 1e-3 * cols["v_in_mm_s"], 1e-3 * cols["v_out_measured_mm_s"], cols["F_peak_measured_N"]
+        conditions = {"impact.approach_speed_m_s": v_in, "impact.initial_gap_m": np.zeros_like(v_in)}
+        measured = {"detached_velocity_m_s": v_out, "peak_force_N": force}
+        return FitData(conditions, measured, dict(measured), absolute_sigma=False)  # relative residuals
+
+    # ------------------------------------------------------------------ reports
+    def summary(self, outcome: ImpactOutcome) -> dict:
+        return report.summary(self, outcome)
+
+    def write(self, outcome: ImpactOutcome, out: Path) -> None:
+        report.write(self, outcome, out)
+
+    def diagnose(self, outcome: ImpactOutcome) -> str:
+        if int(outcome.status) == Status.NO_EVENT:
+            t_max = float(self.t_max)
+            if not bool(outcome.contact_made):
+                extra = " (friction stops them first)" if self.friction_model == "coulomb" else ""
+                return (f"phase 'approach': the bodies do not close impact.initial_gap_m within impact.t_max_s = "
+                        f"{t_max:g} s{extra}")
+            return (f"phase 'contact': no separation within impact.t_max_s = {t_max:g} s (the rebound is too weak "
+                    "against the friction, or the horizon is too short)")
+        return Status(int(outcome.status)).description

@@ -1,0 +1,114 @@
+"""The package's import graph: layers import downward only (SPEC 2), and no module imports itself round a cycle.
+
+Layers (rank): core (status, spatial, robot, dynamics, integrate) 0 < bodies / contact / actuation / io 1 <
+scenarios 2 < design 3 < app 4. Function-local imports count. A package ``__init__`` importing its own
+submodules is not a dependency between modules.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent.parent / "diffspace"
+RANKS = {"status": 0, "spatial": 0, "robot": 0, "dynamics": 0, "integrate": 0, "bodies": 1, "contact": 1,
+         "actuation": 1, "io": 1, "scenarios": 2, "design": 3, "app": 4}
+
+
+def _modules() -> dict[str, Path]:
+    mods = {}
+    for path in PACKAGE.rglob("*.py"):
+        name = ".".join(("diffspace",) + path.relative_to(PACKAGE).with_suffix("").parts)
+        mods[name.removesuffix(".__init__")] = path
+    return mods
+
+
+def _targets(mods: dict[str, Path], module: str, node) -> set[str]:
+    package = module if mods[module].name == "__init__.py" else module.rsplit(".", 1)[0]
+    if isinstance(node, ast.ImportFrom):
+        base = package
+        for _ in range(node.level - 1):
+            base = base.rsplit(".", 1)[0]
+        base = (f"{base}.{node.module}" if node.module else base) if node.level else (node.module or "")
+        candidates = [f"{base}.{alias.name}" for alias in node.names] + [base]
+    else:
+        candidates = [alias.name for alias in node.names]
+    found = set()
+    for name in candidates:
+        while name and name not in mods and "." in name:
+            name = name.rsplit(".", 1)[0]
+        if name in mods and name != module:
+            found.add(name)
+    return found
+
+
+def import_graph() -> dict[str, set[str]]:
+    mods = _modules()
+    graph = {}
+    for module, path in mods.items():
+        edges = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                edges |= _targets(mods, module, node)
+        if path.name == "__init__.py":
+            edges = {e for e in edges if not e.startswith(module + ".")}
+        graph[module] = edges
+    return graph
+
+
+def rank(module: str) -> int | None:
+    parts = module.split(".")
+    return RANKS.get(parts[1]) if len(parts) > 1 else None
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index, low, stack, on_stack, found, counter = {}, {}, [], set(), [], [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in graph:
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_every_module_has_a_layer():
+    unranked = [m for m in import_graph() if m != "diffspace" and rank(m) is None]
+    assert not unranked, f"modules outside the layer table: {unranked}"
+
+
+def test_layers_import_downward_only():
+    upward = [(m, t) for m, targets in import_graph().items() for t in targets
+              if rank(m) is not None and rank(t) is not None and rank(t) > rank(m)]
+    assert not upward, "upward imports: " + ", ".join(f"{m} -> {t}" for m, t in upward)
+
+
+def test_no_import_cycles():
+    found = cycles(import_graph())
+    assert not found, "import cycles: " + "; ".join(" <-> ".join(c) for c in found)
+
+
+def test_top_level_package_imports_only_the_lower_layers():
+    top = import_graph()["diffspace"]
+    assert all(rank(t) is not None and rank(t) <= 1 for t in top), top

@@ -1,0 +1,101 @@
+"""A toy scenario for the design-layer and command-line tests: exponential decay ``x(t) = A exp(-r t)``.
+
+Registered by the tests under the name "toy" (selector section ``[toy]``); ``python -c RUNNER`` runs the
+command line in a subprocess with it registered.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import ClassVar
+
+import equinox as eqx
+import jax.numpy as jnp
+import numpy as np
+from jaxtyping import Array, Float, Int
+
+from diffspace.io.config import Field, Schema
+from diffspace.io.results import write_timeseries
+from diffspace.scenarios import AbstractOutcome, AbstractParams, AbstractScenario, FitData, Parameter
+from diffspace.status import Status, flag
+
+ENTRY = ("toy", "toy_scenario:Toy")
+RUNNER = """
+import sys
+from diffspace import scenarios
+scenarios.REGISTRY["toy"] = ("toy", "toy_scenario:Toy")
+from diffspace.app.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+class ToyParams(AbstractParams):
+    rate: Float[Array, ""]
+    amplitude: Float[Array, ""]
+
+
+class ToyOutcome(AbstractOutcome):
+    ts: Float[Array, " T"]
+    xs: Float[Array, " T"]
+    final: Float[Array, ""]
+    status: Int[Array, ""]
+
+
+class Toy(AbstractScenario):
+    """Exponential decay ``x(t) = A exp(-r t)`` sampled on ``[0, T]``; rates above 10/s count as a solver
+    failure (so failed cases can be exercised)."""
+
+    name: ClassVar[str] = "toy"
+    headline: ClassVar = ("final_value", "toy.rate")
+    params: ToyParams
+    horizon: Float[Array, ""]
+
+    @classmethod
+    def schema(cls) -> Schema:
+        return Schema({"toy": {"rate": Field("float", 1.0, min=0.0), "amplitude": Field("float", 2.0),
+                               "horizon_s": Field("float", 1.0, gt=0.0)}})
+
+    @classmethod
+    def from_config(cls, cfg: dict) -> "Toy":
+        t = cfg["toy"]
+        return cls(params=ToyParams(jnp.asarray(t["rate"]), jnp.asarray(t["amplitude"])),
+                   horizon=jnp.asarray(t["horizon_s"]))
+
+    def simulate(self, params: ToyParams) -> ToyOutcome:
+        ts = jnp.linspace(0.0, self.horizon, 11)
+        xs = params.amplitude * jnp.exp(-params.rate * ts)
+        return ToyOutcome(ts, xs, xs[-1], flag(params.rate > 10.0, Status.SOLVER_FAILURE))
+
+    def design_space(self):
+        return (Parameter("toy.rate", 0.0, 20.0, "1/s"), Parameter("toy.amplitude", -10.0, 10.0, "-"))
+
+    def with_design(self, params: ToyParams, values: dict) -> ToyParams:
+        fields = {"toy.rate": "rate", "toy.amplitude": "amplitude"}
+        for key in values:
+            self.parameter(key)
+        return eqx.tree_at(lambda p: [getattr(p, fields[k]) for k in values], params,
+                           [jnp.asarray(v, float) for v in values.values()])
+
+    def metrics(self, params: ToyParams) -> dict:
+        out = self.simulate(params)
+        return {"status": out.status, "final_value": out.final, "half_value": out.xs[5]}
+
+    def summary(self, outcome: ToyOutcome) -> dict:
+        return {"status": Status(int(outcome.status)).label, "final_value": float(outcome.final)}
+
+    def write(self, outcome: ToyOutcome, out: Path) -> None:
+        write_timeseries(out, {"t_s": outcome.ts, "x": outcome.xs})
+
+    def read_data(self, path: Path) -> FitData:
+        rows = np.loadtxt(path, delimiter=",", skiprows=1, ndmin=2)
+        return FitData({"toy.amplitude": rows[:, 0]}, {"final_value": rows[:, 1]}, {"final_value": np.full(len(rows), 1e-3)})
+
+
+def cli_process(args: list[str], env: dict | None = None, **kwargs) -> subprocess.Popen:
+    """``diffspace ARGS`` in a subprocess with the toy scenario registered."""
+    path = os.pathsep.join([str(Path(__file__).resolve().parent), os.environ.get("PYTHONPATH", "")])
+    return subprocess.Popen([sys.executable, "-c", RUNNER, *args], env={**os.environ, "PYTHONPATH": path, **(env or {})},
+                            **kwargs)
