@@ -29,7 +29,8 @@ from ...status import Status, first_failure, flag
 from ..base import AbstractOutcome
 from .model import DriveRotation, Mast, reference_coordinates
 
-NEWTON_TOLERANCE = 1e-8  # Newton error of the accelerations relative to their largest value in the run
+NEWTON_TOLERANCE = 1e-5  # Newton error of the accelerations relative to their largest value in the run
+# (the time-discretisation error of the outputs is ~1e-3: an iteration that stalls above 1e-5 is broken)
 DRIFT_TOLERANCE = 1e-8  # m
 
 
@@ -39,8 +40,8 @@ class Settings(eqx.Module):
     step: float = eqx.field(static=True)
     stride: int = eqx.field(static=True)
     n_frames: int = eqx.field(static=True)
-    iterations: int = eqx.field(static=True, default=3)
-    rho_inf: float = eqx.field(static=True, default=0.9)
+    iterations: int = eqx.field(static=True, default=4)
+    rho_inf: float = eqx.field(static=True, default=0.5)
 
     @classmethod
     def for_horizon(cls, horizon: float, step: float, stride: int = 10, **kw) -> "Settings":
@@ -102,7 +103,7 @@ def simulate_mast(mast: Mast, settings: Settings) -> Outcome:
     params = AlphaParameters.from_spectral_radius(settings.rho_inf)
     y0 = reference_coordinates(mast)
     jacobian = constraint_jacobian(mast, 0.0, y0)
-    state0 = consistent_state(mast, 0.0, y0, jnp.zeros_like(y0), jacobian)
+    state0 = consistent_state(mast, 0.0, y0, jnp.zeros_like(y0), params, settings.step)
     stiffness = mast.reference_stiffness(y0)
     matrix = iteration_matrix(mast.mass, stiffness, mast.params.damping * stiffness, jacobian, params,
                               settings.step, DriveRotation(mast.drive))
