@@ -42,6 +42,16 @@ def _metrics_and_gradients(scenario: AbstractScenario, design: dict, names: tupl
 
 
 _BATCHED = {}
+_NAMES = {}
+
+
+def _metric_names(scenario: AbstractScenario, design: dict) -> tuple[str, ...]:
+    """The scenario's metric names (shapes only; traced once per scenario structure and design keys)."""
+    key = (jax.tree_util.tree_structure(scenario), tuple(design))
+    if key not in _NAMES:
+        shapes = jax.eval_shape(cs.design_metrics, scenario, design)
+        _NAMES[key] = tuple(k for k in shapes if k != "status")
+    return _NAMES[key]
 
 
 def _batched(names: tuple, wrt: tuple):
@@ -67,12 +77,12 @@ def evaluate_cases(builder: cs.CaseBuilder, cases: list[dict], pad_to: int, outp
     scenario = (cs.broadcast(built[good[0]], len(order)) if len(distinct) == 1
                 else cs.stack([built[i] for i in order], host_keys))
     design = {k: jnp.asarray([float(splits[i][1][k]) for i in order]) for k in splits[good[0]][1]}
-    probe = jax.eval_shape(cs.design_metrics, built[good[0]], {k: v[0] for k, v in design.items()})
-    names = tuple(k for k in probe if k != "status" and (not outputs or k in outputs))
-    unknown = [o for o in outputs if o not in probe]
+    available = _metric_names(built[good[0]], {k: v[0] for k, v in design.items()})
+    names = tuple(k for k in available if not outputs or k in outputs)
+    unknown = [o for o in outputs if o not in available]
     if unknown:
         raise ConfigError(f"sweep.outputs: unknown metric(s) {', '.join(unknown)} (known: "
-                          f"{', '.join(k for k in probe if k != 'status')})")
+                          f"{', '.join(available)})")
     metrics, grads = _batched(names, tuple(gradient_keys))(cs.shard(scenario), cs.shard(design))
     status = np.asarray(metrics["status"])[:n].astype(int)
     values = {k: np.asarray(metrics[k], float)[:n] for k in names}

@@ -1,7 +1,42 @@
-"""Diffrax drivers: free floating-base motion, hybrid (event-driven) systems and their event root finder."""
+"""Diffrax drivers: free floating-base motion, hybrid (event-driven) systems and their event root finder, and
+constrained (index-1 + Baumgarte + projection) dynamics in any coordinates."""
 
+from .constrained import (
+    AbstractConstrainedSystem,
+    ConstraintRows,
+    Stabilization,
+    constrained_accelerations,
+    constraint_rows,
+    constraint_velocity,
+    kkt_solve,
+    project_positions,
+    project_velocities,
+    violation,
+)
+from .constrained_solve import ConstrainedSolution, ProjectedSolver, output_multipliers, solve_constrained
 from .event_root import SafeguardedNewton
 from .free import Trajectory, check_result, simulate
 from .hybrid import HybridSolution, hybrid_solve
 
-__all__ = ["HybridSolution", "SafeguardedNewton", "Trajectory", "check_result", "hybrid_solve", "simulate"]
+__all__ = [
+    "AbstractConstrainedSystem",
+    "ConstrainedSolution",
+    "ConstraintRows",
+    "HybridSolution",
+    "ProjectedSolver",
+    "SafeguardedNewton",
+    "Stabilization",
+    "Trajectory",
+    "check_result",
+    "constrained_accelerations",
+    "constraint_rows",
+    "constraint_velocity",
+    "hybrid_solve",
+    "kkt_solve",
+    "output_multipliers",
+    "project_positions",
+    "project_velocities",
+    "simulate",
+    "solve_constrained",
+    "violation",
+]

@@ -1,0 +1,242 @@
+"""Free-floating manipulator with a flexible link (issue 13; paper: quaternion_flexible_manipulator).
+
+The paper's base and two-link arm, driven by ``A sin(2 pi t / T)`` on both joints, simulated in maximal
+coordinates (quaternion bodies, revolute constraints, Baumgarte, optional momentum rows, optional
+assumed-mode last link: :mod:`.model`) and compared with the rigid arm in minimal coordinates.
+``diffspace run configs/flexible_arm.toml``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import ClassVar
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+from jaxtyping import Array, Float, Int
+
+from ...integrate import Stabilization
+from ...io.config import Field, Schema
+from ...spatial import safe_norm
+from ...status import Status, describe, failed, first_failure, flag
+from ..base import AbstractOutcome, AbstractParams, AbstractScenario, Parameter
+from . import model
+from .model import Motion, Settings
+
+
+class FlexibleArmParams(AbstractParams):
+    """What design work may change (config units)."""
+
+    frequency_hz: Float[Array, ""]
+    damping_ratio: Float[Array, ""]
+    amplitude_N_m: Float[Array, ""]
+    period_s: Float[Array, ""]
+    alpha: Float[Array, ""]
+    beta: Float[Array, ""]
+
+
+class FlexibleArmOutcome(AbstractOutcome):
+    """Both runs on the output grid. ``maximal``: the paper's formulation (flexible or rigid last link);
+    ``reference``: the rigid arm in minimal coordinates. ``momentum``: ``[linear; angular]`` (world origin);
+    ``energy``: kinetic plus elastic (J); ``input_power``: power of the joint torques (W), so that
+    ``dE/dt = input_power - modal damping losses``. ``reaction_force``: force of the parent on the child at each
+    joint (world, N; ``None`` when not asked for)."""
+
+    ts: Float[Array, " T"]
+    maximal: Motion
+    reference: Motion
+    modal: Float[Array, "T k"]
+    modal_rate: Float[Array, "T k"]
+    tip_deflection: Float[Array, " T"]
+    constraint_violation: Float[Array, " T"]
+    velocity_violation: Float[Array, " T"]
+    momentum: Float[Array, "T 6"]
+    energy: Float[Array, " T"]
+    input_power: Float[Array, " T"]
+    reaction_force: Float[Array, "T 2 3"] | None
+    maximal_steps: Int[Array, ""]
+    reference_steps: Int[Array, ""]
+    maximal_status: Int[Array, ""]
+    reference_status: Int[Array, ""]
+    status: Int[Array, ""]
+
+    @property
+    def end_effector_difference(self) -> Float[Array, " T"]:
+        """``|p_maximal - p_reference|`` of the end effector (finite gradients where it vanishes)."""
+        return safe_norm(self.maximal.end_effector - self.reference.end_effector)
+
+
+_DESIGN = {
+    "arm.frequency_hz": "frequency_hz",
+    "arm.damping_ratio": "damping_ratio",
+    "torque.amplitude_N_m": "amplitude_N_m",
+    "torque.period_s": "period_s",
+}
+
+
+class FlexibleArm(AbstractScenario):
+    """The paper's numerical study (section "Numerical Study"), configurable."""
+
+    name: ClassVar[str] = "flexible_arm"
+    params: FlexibleArmParams
+    robot: model.Robot
+    settings: Settings
+
+    @classmethod
+    def schema(cls) -> Schema:
+        positive = dict(gt=0.0)
+        return Schema(
+            {
+                "base": {
+                    "mass_kg": Field("float", 4.0, **positive),
+                    "inertia_kg_m2": Field("float", 0.4, **positive, help="about each axis through the centre"),
+                    "side_m": Field("float", 1.0, **positive, help="joint 1 sits side/2 from the base centre"),
+                },
+                "links": {
+                    "mass_kg": Field("float", 1.0, **positive),
+                    "inertia_kg_m2": Field("float", 0.1, **positive, help="about each axis through the CoM"),
+                    "length_m": Field("float", 1.0, **positive),
+                },
+                "arm": {
+                    "flexible": Field("bool", True, help="assumed-mode last link"),
+                    "modes": Field("int", 2, min=1, max=8, help="modal coordinates: mode 1 in y, in z, mode 2 ..."),
+                    "frequency_hz": Field("float", 5.0, **positive, help="first clamped-free bending frequency"),
+                    "damping_ratio": Field("float", 0.03, min=0.0, max=1.0),
+                },
+                "torque": {
+                    "amplitude_N_m": Field("float", 0.5, help="tau = A sin(2 pi t / T) on both joints"),
+                    "period_s": Field("float", 1.0, **positive),
+                },
+                "simulation": {
+                    "t_final_s": Field("float", 5.0, **positive),
+                    "rtol": Field("float", 1e-9, gt=0.0, max=1e-2),
+                    "atol": Field("float", 1e-11, gt=0.0, max=1e-2),
+                    "n_save": Field("int", 501, min=2, max=100_000),
+                    "max_steps": Field("int", 200_000, min=10),
+                },
+                "stabilization": {
+                    "alpha": Field("float", 10.0, min=0.0, help="Baumgarte gain (1/s), paper Eq. 9"),
+                    "beta": Field("float", 10.0, min=0.0, help="Baumgarte gain (1/s), paper Eq. 9"),
+                    "momentum_constraints": Field("bool", True, help="paper Eqs. 7-8 as constraint rows"),
+                    "projection": Field("bool", False, help="project onto the constraints after every step"),
+                },
+            }
+        )
+
+    @classmethod
+    def from_config(cls, cfg: dict) -> "FlexibleArm":
+        base, links, arm, sim, stab = (cfg[k] for k in ("base", "links", "arm", "simulation", "stabilization"))
+        robot = model.arm_robot(
+            base["mass_kg"], base["inertia_kg_m2"], base["side_m"],
+            links["mass_kg"], links["inertia_kg_m2"], links["length_m"],
+        )
+        settings = Settings(
+            t_final=sim["t_final_s"], rtol=sim["rtol"], atol=sim["atol"], n_save=sim["n_save"],
+            max_steps=sim["max_steps"], flexible=arm["flexible"], modes=arm["modes"],
+            momentum=stab["momentum_constraints"], projection=stab["projection"],
+        )
+        params = FlexibleArmParams(
+            *(jnp.asarray(float(v)) for v in (
+                arm["frequency_hz"], arm["damping_ratio"], cfg["torque"]["amplitude_N_m"], cfg["torque"]["period_s"],
+                stab["alpha"], stab["beta"],
+            ))
+        )
+        return cls(params, robot, settings)
+
+    # ------------------------------------------------------------------ pure
+    def simulate(self, params: FlexibleArmParams) -> FlexibleArmOutcome:
+        return self.run(params, reactions=True)
+
+    def run(self, params: FlexibleArmParams, reactions: bool = False) -> FlexibleArmOutcome:
+        """Both formulations; ``reactions`` also evaluates the joint multipliers (one more compiled copy)."""
+        s = self.settings
+        system = model.maximal_system(
+            self.robot, s, params.frequency_hz, params.damping_ratio, params.amplitude_N_m, params.period_s
+        )
+        stabilization = Stabilization(params.alpha, params.beta, project=s.projection)
+        sol = model.solve_maximal(system, self.robot, s, stabilization, reactions)
+        ref = model.solve_minimal(self.robot, s, params.amplitude_N_m, params.period_s)
+        maximal = model.maximal_motion(system, self.robot, sol)
+        modal = sol.q[:, system.bodies.nq :]
+        deflection = jnp.zeros((modal.shape[0], 3))
+        if system.flexible:
+            deflection = jax.vmap(system.flexible[0].tip_deflection)(modal)
+        reaction = None
+        if reactions:  # point rows of each revolute joint: force of the parent on the child
+            reaction = jnp.stack([lam[..., :3] for lam in system.joint_multipliers(sol.multipliers)], axis=1)
+        return FlexibleArmOutcome(
+            ts=sol.ts,
+            maximal=maximal,
+            reference=model.minimal_motion(self.robot, ref),
+            modal=modal,
+            modal_rate=sol.w[:, system.bodies.nv :],
+            tip_deflection=safe_norm(deflection),
+            constraint_violation=sol.position_violation,
+            velocity_violation=sol.velocity_violation,
+            momentum=jax.vmap(system.system_momentum)(sol.q, sol.w),
+            energy=jax.vmap(system.energy)(sol.q, sol.w),
+            input_power=jax.vmap(lambda t, q, w: model.input_power(system, t, q, w))(sol.ts, sol.q, sol.w),
+            reaction_force=reaction,
+            maximal_steps=sol.num_steps,
+            reference_steps=ref.num_steps,
+            maximal_status=sol.status,
+            reference_status=ref.status,
+            status=first_failure(sol.status, ref.status),
+        )
+
+    def with_design(self, params: FlexibleArmParams, values: dict[str, Array]) -> FlexibleArmParams:
+        for key, value in values.items():
+            field = _DESIGN.get(key)
+            if field is None:
+                self.parameter(key)  # raises ConfigError naming the known keys
+            params = eqx.tree_at(lambda p: getattr(p, field), params, jnp.asarray(value, dtype=float))
+        return params
+
+    def metrics(self, params: FlexibleArmParams) -> dict[str, Array]:
+        out = self.run(params)
+        values = headline(out)
+        finite = jnp.all(jnp.stack([jnp.isfinite(v) for v in values.values()]))
+        values["status"] = first_failure(out.status, flag(~finite, Status.NON_FINITE))
+        return values
+
+    def design_space(self) -> tuple[Parameter, ...]:
+        return (
+            Parameter("arm.frequency_hz", 1.0, 50.0, "Hz", log=True, help="first bending frequency of link 2"),
+            Parameter("arm.damping_ratio", 0.001, 0.5, "1", log=True, help="modal damping ratio"),
+            Parameter("torque.amplitude_N_m", 0.05, 2.0, "N m", help="joint torque amplitude"),
+            Parameter("torque.period_s", 0.5, 5.0, "s", help="joint torque period"),
+        )
+
+    # ------------------------------------------------------------------ host side
+    def summary(self, outcome: FlexibleArmOutcome) -> dict:
+        from .results import summary
+
+        return summary(self, outcome)
+
+    def write(self, outcome: FlexibleArmOutcome, out: Path) -> None:
+        from .results import write
+
+        write(self, outcome, out)
+
+    def diagnose(self, outcome: FlexibleArmOutcome) -> str:
+        if failed(outcome.maximal_status):
+            return f"maximal-coordinate run (constrained solve): {describe(int(outcome.maximal_status))}"
+        if failed(outcome.reference_status):
+            return f"minimal-coordinate rigid reference: {describe(int(outcome.reference_status))}"
+        return describe(int(outcome.status))
+
+
+def headline(out: FlexibleArmOutcome) -> dict[str, Array]:
+    """The scalars both ``metrics`` and the summary report (SI)."""
+    difference = out.end_effector_difference
+    mean_square = jnp.mean(difference**2)
+    positive = mean_square > 0.0
+    return {
+        "end_effector_difference_max_m": jnp.max(difference),
+        "end_effector_difference_rms_m": jnp.where(positive, jnp.sqrt(jnp.where(positive, mean_square, 1.0)), 0.0),
+        "tip_deflection_max_m": jnp.max(out.tip_deflection),
+        "base_angle_final_deg": jnp.rad2deg(out.maximal.base_angle[-1]),
+        "constraint_violation_max": jnp.max(out.constraint_violation),
+        "momentum_drift_max": jnp.max(jnp.abs(out.momentum - out.momentum[0])),
+    }
