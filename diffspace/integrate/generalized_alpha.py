@@ -140,10 +140,12 @@ def consistent_state(system: AbstractConstrainedSystem, t0, q0, v0, params: Alph
     ``Delta = alpha_m - alpha_f`` (Arnold & Bruls 2007: ``a_n`` approximates the acceleration at ``t_n + Delta
     h``; starting it at ``qdd(t_0)`` leaves a first-order transient in the accelerations and multipliers,
     slow to die out for ``rho_inf`` near 1). ``qdd(t_0 + Delta h) ~ qdd + Delta h dqdd/dt`` with the exact
-    time derivative along the motion (forward mode through the KKT solve)."""
+    time derivative along the motion at fixed velocity (forward mode through the KKT solve; the velocity
+    term ``dqdd/dv . qdd`` is left out: through the damping forces it carries the stiff modes' response,
+    which the step does not resolve and which would make the start diverge)."""
     t0 = jnp.asarray(t0, float)
-    (acc, lam), (jerk, _) = jax.jvp(lambda t, q, v: _kkt_accelerations(system, t, q, v), (t0, q0, v0),
-                                    (jnp.ones_like(t0), v0, _kkt_accelerations(system, t0, q0, v0)[0]))
+    (acc, lam), (jerk, _) = jax.jvp(lambda t, q: _kkt_accelerations(system, t, q, v0), (t0, q0),
+                                    (jnp.ones_like(t0), v0))
     return AlphaState(t0, q0, v0, acc, acc + (params.alpha_m - params.alpha_f) * h * jerk, lam)
 
 
