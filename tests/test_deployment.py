@@ -163,8 +163,7 @@ ORDERINGS = ['interface.model="beam"', "simulation.step_s=0.005", "simulation.se
 
 
 def residual_rms(*overrides: str, config=SCHEME1) -> float:
-    """Residual vibration RMS of the beam-equivalent mast (the shell model's orderings: the study's table)."""
-    s = scenario(*ORDERINGS, *overrides, config=config)
+    s = scenario(*overrides, config=config)
     out = SIMULATE(s, s.params)
     assert int(out.status) in (Status.OK, Status.NOT_SETTLED), s.diagnose(out)
     return s.summary(out)["residual_vibration_rms_deg_s2"]
@@ -174,17 +173,20 @@ def residual_rms(*overrides: str, config=SCHEME1) -> float:
 @pytest.mark.timeout(900)
 def test_paper_orderings_drive_laws_and_schemes():
     """Cubic (acceleration jumps at both ends) leaves the largest residual vibration, cycloidal the
-    smallest of the three polynomial/trigonometric laws; more interfaces vibrate more."""
-    laws = {law: residual_rms(f'drive.law="{law}"', config=SCHEME3) for law in ("cubic", "quintic", "cycloidal")}
+    smallest of the three polynomial/trigonometric laws; more interfaces vibrate more (beam-equivalent
+    interfaces, 5 ms steps: the shell model's values are in the study's table and order the same way)."""
+    laws = {law: residual_rms(*ORDERINGS, f'drive.law="{law}"', config=SCHEME3)
+            for law in ("cubic", "quintic", "cycloidal")}
     assert laws["cubic"] > laws["quintic"] > laws["cycloidal"], laws
-    schemes = [residual_rms(f"mast.scheme={k}", 'drive.law="cubic"') for k in (1, 2, 3)]
+    schemes = [residual_rms(*ORDERINGS, f"mast.scheme={k}", 'drive.law="cubic"') for k in (1, 2, 3)]
     assert schemes[0] < schemes[1] < schemes[2], schemes
 
 
 @pytest.mark.slow
 @pytest.mark.timeout(900)
 def test_paper_orderings_geometry():
-    """A thicker shell and a larger inner diameter vibrate less (scheme 3, cubic law)."""
+    """A thicker shell and a larger inner diameter vibrate less (scheme 3, cubic law, shell model at the
+    config's mesh and step; the beam-equivalent does not order 1.0 and 1.5 mm: 12.4 vs 12.9 deg/s^2)."""
     law = 'drive.law="cubic"'
     thick = [residual_rms(law, f"interface.thickness_m={t}", config=SCHEME3) for t in (5e-4, 1e-3, 1.5e-3)]
     assert thick[0] > thick[1] > thick[2], thick
