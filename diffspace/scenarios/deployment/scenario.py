@@ -1,0 +1,212 @@
+r"""Deployment of a replaceable-interface rover mast (SPEC 5.3; seed: Liu, Wen & Zhang 2024, Machines 12:243).
+
+A driven revolute joint at the rover body turns the first of ``scheme + 1`` steel cube modules by
+``drive.angle_deg`` in ``drive.duration_s``; ``scheme`` flexible interfaces (ANCF thin-shell cylinders, or
+their Timoshenko-beam equivalent) join the modules. Model: :mod:`.model` (constraints, mass, forces),
+:mod:`.simulation` (generalized-alpha integration, energy balance), reports: :mod:`.report`. Paper values
+(Tables 1-2): interface length 105 mm, inner diameter 84 mm, thickness 2 mm, E = 2.4 GPa, nu = 0.35,
+rho = 1100 kg/m^3; modules: edge 200 mm, steel (rho = 7850 kg/m^3, solid, 62.8 kg each). No gravity
+(paper assumption 3). The interface damping (not in the paper, whose undamped model cannot settle) is
+Kelvin-Voigt, ``zeta = beta omega / 2`` per mode: ``interface.damping_s = 2.5e-3`` gives 1.6 % at the first
+mode of scheme 3 (2.07 Hz) and 9 % at that of scheme 1 (11.7 Hz).
+
+Design variables (config keys): ``interface.thickness_m``, ``interface.inner_diameter_m``,
+``interface.length_m``, ``interface.young_Pa``, ``interface.damping_s``, ``mast.module_density_kg_m3`` and,
+with ``drive.law = "spline"``, ``drive.spline_points_deg[k]`` (interior control points of the clamped cubic
+B-spline, :class:`diffspace.actuation.drive.BSpline`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import ClassVar
+
+import equinox as eqx
+import jax.numpy as jnp
+import numpy as np
+from jaxtyping import Array, Float
+
+from ...actuation.drive import BSpline, Cubic, Cycloidal, Drive, Quintic, Trapezoid
+from ...io.config import Field, Schema
+from ...status import ConfigError, Status, first_failure, flag
+from ..base import AbstractParams, AbstractScenario, Parameter
+from . import report
+from .model import Mast, MastParams, build_mast
+from .simulation import Outcome, Settings, simulate_mast
+
+LAWS = ("trapezoid", "cubic", "quintic", "cycloidal", "spline")
+MODELS = ("shell", "beam")
+SCALAR_KEYS = {  # design key -> (MastParams field, lower, upper, unit, log)
+    "interface.thickness_m": ("thickness", 5e-4, 4e-3, "m", False),
+    "interface.inner_diameter_m": ("inner_diameter", 0.05, 0.12, "m", False),
+    "interface.length_m": ("length", 0.05, 0.2, "m", False),
+    "interface.young_Pa": ("young", 1e8, 1e13, "Pa", True),
+    "interface.damping_s": ("damping", 1e-5, 2e-2, "s", True),
+    "mast.module_density_kg_m3": ("module_density", 500.0, 2e4, "kg/m^3", True),
+}
+SPLINE_KEY = "drive.spline_points_deg"
+SPLINE_BOUNDS = (-45.0, 135.0)  # deg, for a 90 deg move
+DEFAULT_SPLINE_POINTS = 6
+
+
+def _schema() -> Schema:
+    pos = dict(gt=0.0)
+    return Schema({
+        "mast": {
+            "scheme": Field("int", 3, min=1, max=3, help="1 | 2 | 3 interfaces between 2 | 3 | 4 modules"),
+            "module_edge_m": Field("float", 0.2, **pos),
+            "module_density_kg_m3": Field("float", 7850.0, **pos, help="solid cube modules"),
+        },
+        "interface": {
+            "model": Field("str", "shell", choices=MODELS),
+            "length_m": Field("float", 0.105, **pos),
+            "inner_diameter_m": Field("float", 0.084, **pos),
+            "thickness_m": Field("float", 0.002, **pos),
+            "young_Pa": Field("float", 2.4e9, **pos),
+            "poisson": Field("float", 0.35, min=0.0, max=0.49),
+            "density_kg_m3": Field("float", 1100.0, **pos),
+            "damping_s": Field("float", 2.5e-3, min=0.0, help="Kelvin-Voigt beta: zeta = beta omega / 2"),
+        },
+        "mesh": {
+            "n_circumferential": Field("int", 8, min=4, max=64),
+            "n_axial": Field("int", 2, min=1, max=32),
+            "gauss_points": Field("int", 3, min=2, max=6),
+        },
+        "drive": {
+            "law": Field("str", "trapezoid", choices=LAWS),
+            "angle_deg": Field("float", 90.0, gt=0.0, max=180.0),
+            "duration_s": Field("float", 6.1, **pos),
+            "ramp_s": Field("float", 0.1, **pos, help="trapezoid: acceleration and deceleration time"),
+            "spline_points_deg": Field("floats", [], help="spline: interior control points (default: 6 points "
+                                                          "fitted to the cycloidal law)"),
+        },
+        "simulation": {
+            "step_s": Field("float", 2.5e-3, **pos, max=0.05, help="fixed generalized-alpha step"),
+            "settle_s": Field("float", 4.0, min=0.0, help="simulated time after the motion"),
+            "frame_steps": Field("int", 10, min=1, max=1000, help="steps between stored states"),
+            "newton_iterations": Field("int", 4, min=1, max=20),
+            "rho_inf": Field("float", 0.5, min=0.0, max=1.0, help="generalized-alpha spectral radius at high "
+                                                                   "frequency (damps the unresolved shell modes)"),
+        },
+    })
+
+
+def build_drive(d: dict) -> Drive:
+    """The drive law of a validated ``[drive]`` table (angles in rad, from 0)."""
+    angle, duration = np.deg2rad(d["angle_deg"]), d["duration_s"]
+    if d["law"] == "trapezoid":
+        return Trapezoid(0.0, angle, duration, d["ramp_s"])
+    if d["law"] == "spline":
+        points = d["spline_points_deg"]
+        if not points:
+            return BSpline.fit(Cycloidal(0.0, angle, duration), DEFAULT_SPLINE_POINTS)
+        return BSpline(0.0, angle, duration, np.deg2rad(points))
+    return {"cubic": Cubic, "quintic": Quintic, "cycloidal": Cycloidal}[d["law"]](0.0, angle, duration)
+
+
+def _check(cfg: dict) -> None:
+    d, i = cfg["drive"], cfg["interface"]
+    problems = []
+    if d["law"] == "trapezoid" and not d["ramp_s"] < 0.5 * d["duration_s"]:
+        problems.append(f"drive.ramp_s: must be < half of drive.duration_s = {d['duration_s']:g} s")
+    if cfg["simulation"]["step_s"] > d["duration_s"] / 20:
+        problems.append("simulation.step_s: must resolve the motion (<= drive.duration_s / 20)")
+    if i["thickness_m"] >= 0.5 * i["inner_diameter_m"]:
+        problems.append("interface.thickness_m: a thin shell needs thickness << inner_diameter_m / 2")
+    if problems:
+        raise ConfigError("\n".join(problems))
+
+
+class DeploymentParams(AbstractParams):
+    mast: MastParams
+    drive: Drive
+
+
+class Deployment(AbstractScenario):
+    """The deploying mast (module docstring)."""
+
+    name: ClassVar[str] = "deployment"
+    headline: ClassVar[tuple[str, str]] = ("residual_vibration_rms_deg_s2", "interface.thickness_m")
+    params: DeploymentParams
+    settings: Settings
+    n_modules: int = eqx.field(static=True)
+    model: str = eqx.field(static=True)
+    law: str = eqx.field(static=True)
+    mesh: tuple[int, int, int] = eqx.field(static=True)  # circumferential, axial, Gauss points
+
+    @classmethod
+    def schema(cls) -> Schema:
+        return _schema()
+
+    @classmethod
+    def from_config(cls, cfg: dict) -> "Deployment":
+        _check(cfg)
+        m, i, d, s, mesh = cfg["mast"], cfg["interface"], cfg["drive"], cfg["simulation"], cfg["mesh"]
+        a = lambda x: jnp.asarray(x, dtype=float)  # noqa: E731
+        mast = MastParams(a(m["module_edge_m"]), a(m["module_density_kg_m3"]), a(i["length_m"]),
+                          a(i["inner_diameter_m"]), a(i["thickness_m"]), a(i["young_Pa"]), a(i["poisson"]),
+                          a(i["density_kg_m3"]), a(i["damping_s"]))
+        settings = Settings.for_horizon(d["duration_s"] + s["settle_s"], s["step_s"], s["frame_steps"],
+                                        iterations=s["newton_iterations"], rho_inf=s["rho_inf"])
+        return cls(DeploymentParams(mast, build_drive(d)), settings, m["scheme"] + 1, i["model"], d["law"],
+                   (mesh["n_circumferential"], mesh["n_axial"], mesh["gauss_points"]))
+
+    # ------------------------------------------------------------------ physics
+    def mast(self, params: DeploymentParams) -> Mast:
+        n_circ, n_axial, n_gauss = self.mesh
+        return build_mast(params.mast, params.drive, self.n_modules, self.model, n_circ, n_axial, n_gauss)
+
+    def simulate(self, params: DeploymentParams) -> Outcome:
+        outcome = simulate_mast(self.mast(params), self.settings)
+        settled = jnp.isfinite(report.vibration_metrics(outcome)["settling_time_s"])
+        return eqx.tree_at(lambda o: o.status, outcome,
+                           first_failure(outcome.status, flag(~settled, Status.NOT_SETTLED)))
+
+    # ------------------------------------------------------------------ design
+    def design_space(self) -> tuple[Parameter, ...]:
+        scalars = tuple(Parameter(key, lo, hi, unit, log) for key, (_, lo, hi, unit, log) in SCALAR_KEYS.items())
+        if self.law != "spline":
+            return scalars
+        points = tuple(Parameter(f"{SPLINE_KEY}[{k}]", *SPLINE_BOUNDS, "deg", help=f"spline control point {k}")
+                       for k in range(self.params.drive.points.shape[0]))
+        return points + scalars
+
+    def with_design(self, params: DeploymentParams, values: dict[str, Float[Array, ""]]) -> DeploymentParams:
+        mast, drive = params.mast, params.drive
+        for key, value in values.items():
+            value = jnp.asarray(value, dtype=float)
+            if key in SCALAR_KEYS:
+                mast = eqx.tree_at(lambda p: getattr(p, SCALAR_KEYS[key][0]), mast, value)
+            elif key.startswith(SPLINE_KEY + "[") and self.law == "spline":
+                drive = eqx.tree_at(lambda dr: dr.points, drive, drive.points.at[self._point(key)].set(
+                    jnp.deg2rad(value)))
+            else:
+                self.parameter(key)  # raises naming the known keys
+        return DeploymentParams(mast, drive)
+
+    def _point(self, key: str) -> int:
+        try:
+            index = int(key[len(SPLINE_KEY) + 1:-1])
+        except ValueError:
+            raise ConfigError(f"{key}: expected {SPLINE_KEY}[k]") from None
+        n = self.params.drive.points.shape[0]
+        if not 0 <= index < n:
+            raise ConfigError(f"{key}: control point index out of range 0..{n - 1}")
+        return index
+
+    def metrics(self, params: DeploymentParams) -> dict:
+        outcome = self.simulate(params)
+        return {"status": outcome.status, **report.vibration_metrics(outcome)}
+
+    # ------------------------------------------------------------------ reports
+    def summary(self, outcome: Outcome) -> dict:
+        return report.summary(self, outcome)
+
+    def write(self, outcome: Outcome, out: Path) -> None:
+        report.write(self, outcome, out)
+
+    def diagnose(self, outcome: Outcome) -> str:
+        return report.diagnose(self, outcome)
+
+
+__all__ = ["LAWS", "MODELS", "Deployment", "DeploymentParams", "build_drive"]
