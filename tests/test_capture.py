@@ -130,7 +130,7 @@ def test_eccentric_impact_is_close_to_the_effective_mass_reduction():
     y0, _ = case.initial_state(case.params)
     m_arm, m_target = (float(m) for m in case.model.effective_masses(y0))
     assert 40.0 < m_arm < 0.9 * float(case.robot.total_mass) and 5.0 < m_target < 0.5 * 41.7  # really eccentric
-    law = ContactLaw(1.402e7, 1.5, 0.632, law="zhiying_qishao")
+    law = case.law(case.params)  # the configured Zhiying-Qishao law
     ref = _impact(law, m_arm * m_target / (m_arm + m_target), 0.05)
     assert float(result.peak_force) == pytest.approx(float(ref.peak_force), rel=2e-4)
     assert float(result.impulse) == pytest.approx(float(ref.impulse), rel=1e-3)
