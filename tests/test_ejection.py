@@ -94,6 +94,7 @@ def test_smooth_friction_converges_to_hybrid():
     assert errors[2] < 2e-3
 
 
+@pytest.mark.slow  # ~2 min of compile; the stop-event gradient (test_joint_stops) and the bench cover it too
 @pytest.mark.timeout(1500)
 def test_gradient_of_stable_velocity_matches_finite_differences():
     """``jax.grad`` of the stable velocity w.r.t. the free joints' angles [deg] and the viscous coefficient,
