@@ -331,6 +331,7 @@ def test_bad_inputs_name_the_key(override, key, tmp_path, capsys):
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1800)
 def test_cli_run_sweep_optimize_and_fit(tmp_path):
     """`diffspace run` writes the summary, series and plots (dynamic and virtual peaks within 5 %); `sweep`
     over node and speed (full dynamic rope) gives the same peak as `run` at the configured point; `optimize` (virtual spring,
