@@ -175,3 +175,19 @@ def test_corrupt_chunk_is_reported_and_recomputed(tmp_path, capsys):
     assert f"chunk file {chunk.name} is unreadable" in capsys.readouterr().err
     assert (out / "results.csv").read_text() == reference
     assert json.loads((out / "summary.json").read_text())["computed_cases"] == 4  # that chunk only
+
+
+def test_derived_config_sets_one_element_of_a_named_or_default_list():
+    """optimum.toml / fitted.toml set ``a.b[i]`` where the config names the list (a named attitude) or leaves it
+    at its default: the list comes from the scenario's resolved config, the other elements unchanged."""
+    import tomllib
+
+    from diffspace.app.commands import load
+
+    loaded = load(Path(__file__).resolve().parent.parent / "configs" / "ejection_optimize.toml", ['ejection.attitude="attitude_2"'])
+    text = loaded.derived_config({"ejection.attitude[1]": 10.0}, "optimum")
+    attitude = tomllib.loads(text)["ejection"]["attitude"]
+    expected = np.rad2deg(np.asarray(loaded.scenario.params.attitude))
+    expected[1] = 10.0
+    np.testing.assert_allclose(attitude, expected, rtol=0, atol=1e-12)
+    assert tomllib.loads(text)["scenario"] == "ejection"

@@ -39,7 +39,7 @@ class Loaded:
         """TOML text of this config with ``values`` (config keys) applied: a runnable config."""
         raw = {k: v for k, v in copy.deepcopy(self.raw).items() if k != "scenario"}
         for key, value in values.items():
-            design.set_key(raw, key, value, defaults=self.config)
+            design.set_key(raw, key, value, defaults=self.scenario.resolved_config(self.config))
         comments = "".join(f"# {line}\n" for line in header.splitlines())
         return comments + f'scenario = "{self.name}"\n\n' + dump_toml(raw)
 

@@ -28,7 +28,8 @@ _INDEXED = re.compile(r"^(?P<key>[A-Za-z0-9_.]+?)\[(?P<index>\d+)\]$")
 
 def set_key(raw: dict, key: str, value, defaults: dict | None = None) -> None:
     """Set a dotted config key in a raw config, in place; ``a.b[2]`` sets element 2 of the list ``a.b``
-    (a list the raw config leaves at its default is first copied from ``defaults``, the validated config)."""
+    (a list the raw config leaves at its default or names is first copied from ``defaults``, the validated
+    config with names resolved: :meth:`~diffspace.scenarios.AbstractScenario.resolved_config`)."""
     match = _INDEXED.match(key)
     dotted, index = (match["key"], int(match["index"])) if match else (key, None)
     parts = dotted.split(".")
@@ -41,8 +42,10 @@ def set_key(raw: dict, key: str, value, defaults: dict | None = None) -> None:
         node[parts[-1]] = value
         return
     current = node.get(parts[-1])
-    if current is None and defaults is not None:
-        current = node[parts[-1]] = list(get_key(defaults, dotted))
+    if not isinstance(current, list) and defaults is not None:  # a default or a name (e.g. a named attitude)
+        resolved = get_key(defaults, dotted)
+        if isinstance(resolved, list):
+            current = node[parts[-1]] = list(resolved)
     if not isinstance(current, list):
         raise ConfigError(f"{key}: the config value of {dotted} is not a list (got {current!r})")
     if index >= len(current):

@@ -155,6 +155,11 @@ class AbstractScenario(eqx.Module):
         """One line saying what went wrong in a failed outcome, naming the phase (host side)."""
         return describe(int(outcome.status))
 
+    def resolved_config(self, cfg: dict) -> dict:
+        """The validated ``cfg`` with named values (e.g. a named attitude) replaced by the numbers they stand
+        for, so a derived config can set one element of them (host side); by default ``cfg`` itself."""
+        return cfg
+
     def design_space(self) -> tuple[Parameter, ...]:
         """The design variables this scenario exposes (config keys with bounds and units)."""
         return ()

@@ -206,6 +206,10 @@ class Ejection(AbstractScenario):
         return eqx.tree_at(lambda p: [p.attitude] + [getattr(p, f) for f in replaced], params,
                            [attitude] + list(replaced.values()))
 
+    def resolved_config(self, cfg: dict) -> dict:
+        ejection = {**cfg["ejection"], "attitude": np.rad2deg(np.asarray(self.params.attitude)).tolist()}
+        return {**cfg, "ejection": ejection}
+
     def _joint_index(self, key: str) -> int:
         index = int(key[len("ejection.attitude["):-1])
         if not 0 <= index < self.robot.n_joints:
