@@ -95,6 +95,7 @@ def test_sweep_killed_and_rerun_equals_uninterrupted_and_recomputes_nothing(tmp_
     stamps = {p.name: p.stat().st_mtime_ns for p in finished}
     assert cli_process(["sweep", str(path), "--out", str(out), "--quiet"]).wait(timeout=600) == 0
     assert (out / "results.csv").read_text() == (reference / "results.csv").read_text()
+    assert not list((out / "store").glob(".chunk_*")), "a temporary chunk file of the killed run was kept"
     for name, stamp in stamps.items():
         assert (out / "store" / name).stat().st_mtime_ns == stamp  # copied, never recomputed
     summary = json.loads((out / "summary.json").read_text())

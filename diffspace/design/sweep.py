@@ -33,11 +33,14 @@ PLOT_POINTS = 20_000  # at most this many cases are kept in memory for plots
 
 
 class ChunkStore:
-    """Finished chunks on disk; every write is atomic (temporary file, then ``os.replace``)."""
+    """Finished chunks on disk; every write is atomic (hidden temporary file, then ``os.replace``), and a
+    temporary file left by a killed run is removed when the store is opened again."""
 
     def __init__(self, directory: Path):
         self.directory = directory
         directory.mkdir(parents=True, exist_ok=True)
+        for unfinished in directory.glob(".chunk_*.writing"):
+            unfinished.unlink()
 
     def path(self, chunk: int) -> Path:
         return self.directory / f"chunk_{chunk:06d}.npz"
@@ -48,8 +51,9 @@ class ChunkStore:
         arrays.update({f"in:{a.key}": np.asarray([c[a.key] for c in cases]) for a in spec.axes})
         arrays.update({f"out:{k}": v for k, v in result.values.items()})
         arrays.update({f"grad:{n}:{k}": v for (n, k), v in result.gradients.items()})
-        tmp = self.path(chunk).with_suffix(".tmp.npz")
-        np.savez(tmp, **arrays)
+        tmp = self.directory / f".{self.path(chunk).name}.writing"  # never matches chunk_*.npz
+        with open(tmp, "wb") as handle:
+            np.savez(handle, **arrays)
         os.replace(tmp, self.path(chunk))
 
     def load(self, chunk: int, spec: SweepSpec, cases: list[dict]) -> CaseResults | None:
