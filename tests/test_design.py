@@ -152,6 +152,33 @@ chunk_size = 8
     assert main(["run", str(out / "optimum.toml"), "--out", str(tmp_path / "again")]) == 0
 
 
+def test_optimize_starts_from_the_configured_design(tmp_path):
+    """The config's own design value is the seeding sweep's first point and Adam's first start, so the optimum
+    is never worse than the design the user wrote (here: the unconstrained optimum r = 0 is configured)."""
+    spec = """
+[optimize]
+objective = "final_value"
+variables = ["toy.rate"]
+bounds = {"toy.rate" = [0.0, 5.0]}
+n_starts = 1
+steps = 2
+sweep_samples = 4
+chunk_size = 4
+polish = false
+"""
+    out = tmp_path / "opt"
+    path = tmp_path / "toy.toml"
+    path.write_text("[toy]\nrate = 0.0\namplitude = 2.0\n" + spec)
+    assert main(["optimize", str(path), "--out", str(out), "--quiet"]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["started_from_config"]
+    sweep = np.genfromtxt(out / "sweep.csv", delimiter=",", names=True)
+    assert sweep["toyrate"][0] == 0.0
+    series = np.genfromtxt(out / "timeseries.csv", delimiter=",", names=True)
+    assert series["start0_objective"][0] == pytest.approx(2.0, rel=1e-5)  # z keeps 1e-6 of the span off a bound
+    assert summary["optimum_objective"] == pytest.approx(2.0, rel=1e-6)
+
+
 def test_fit_identifies_the_rate(tmp_path):
     data = tmp_path / "data.csv"
     amplitudes = np.array([1.0, 2.0, 4.0])
@@ -163,6 +190,19 @@ def test_fit_identifies_the_rate(tmp_path):
     assert summary["fitted"]["toy.rate"] == pytest.approx(0.7, rel=1e-8) and summary["converged"]
     fitted = (out / "fitted.toml").read_text()
     assert 'scenario = "toy"' in fitted and "rate = 0.7" in fitted
+
+
+def test_impossible_data_fit_reports_the_bound(tmp_path, capsys):
+    """Data with x(T) above the amplitude (a negative rate) pin the rate at its bound 0: reported as not
+    converged with the parameter named, and a warning on the console (never 'converged')."""
+    data = tmp_path / "data.csv"
+    data.write_text("amplitude,final\n1.0,1.2\n2.0,2.4\n")
+    path = _config(tmp_path, '\n[fit]\nparameters = ["toy.rate"]\n')
+    out = tmp_path / "fit"
+    assert main(["fit", str(path), "--data", str(data), "--out", str(out)]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["converged"] is False and summary["at_bound"] == ["toy.rate"]
+    assert "did not converge" in capsys.readouterr().err
 
 
 def test_corrupt_chunk_is_reported_and_recomputed(tmp_path, capsys):

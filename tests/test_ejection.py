@@ -75,6 +75,7 @@ def test_energy_budget_closes_with_stick_slip():
     assert result.friction_loss > 0.01 * result.spring_energy
 
 
+@pytest.mark.slow  # a convergence study (three smoothing widths, 40 s); the hybrid law has fast energy tests
 @pytest.mark.timeout(1200)
 def test_smooth_friction_converges_to_hybrid():
     hybrid_case = _case("ejection.attitude=\"attitude_2\"")

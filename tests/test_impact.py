@@ -284,9 +284,11 @@ def test_fit_recovers_parameters_from_noisy_synthetic_data():
     assert res.rms < 0.01
 
 
+@pytest.mark.slow
 def test_impossible_data_fit_reports_the_bound(tmp_path, capsys):
     """Data with v_out > v_in (restitution above 1) pins c at its bound: reported as not converged with the
-    parameter named, and a warning on the console (never 'converged')."""
+    parameter named, and a warning on the console (never 'converged'). The generic behaviour has a fast test
+    on the toy scenario (tests/test_design.py)."""
     csv = tmp_path / "impossible.csv"
     csv.write_text("v_in_mm_s,v_out_measured_mm_s,F_peak_measured_N\n80,95,200\n100,120,260\n")
     out = tmp_path / "fit"

@@ -89,6 +89,7 @@ def test_gradient_through_the_stop_event_matches_finite_differences(stopped):
     assert grad == pytest.approx(fd, rel=1e-5)
 
 
+@pytest.mark.slow  # two CLI compiles (35 s); the enforced stop, the default, has fast tests above
 @pytest.mark.timeout(1800)
 def test_flagged_and_ignored_limits(tmp_path):
     args = ["run", str(CONFIG), *sum((["--set", o] for o in DRIVEN), [])]

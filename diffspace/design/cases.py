@@ -93,6 +93,18 @@ class CaseBuilder:
                 self._cache[host] = err
         return self._cache[host]
 
+    def configured(self, scenario: AbstractScenario, keys: tuple[str, ...]) -> dict | None:
+        """The values the config itself gives the design keys (defaults filled, names resolved by the
+        config's ``scenario``), or ``None`` if a key has no single numeric value there."""
+        _, cfg = resolve_config(copy.deepcopy(self.raw), self.base_dir)
+        resolved = scenario.resolved_config(cfg)
+        try:
+            values = {key: get_key(resolved, key) for key in keys}
+        except (KeyError, IndexError, TypeError):
+            return None
+        ok = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values.values())
+        return {k: float(v) for k, v in values.items()} if ok else None
+
 
 def _hashable(value):
     return tuple(_hashable(v) for v in value) if isinstance(value, (list, tuple)) else value

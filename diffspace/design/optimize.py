@@ -1,7 +1,9 @@
 """``diffspace optimize``: multi-start Optax optimisation of any scenario's design variables.
 
 1. A batched sweep samples the box (and every discrete choice); its rows are kept in ``sweep.csv``.
-2. For every choice, Adam runs from the best feasible sweep points and from random points, all starts in one
+   The config's own design values (clipped into the box) are the sweep's first point.
+2. For every choice, Adam runs from the config's design, the best feasible sweep points and random points
+   (``n_starts`` in all), all starts in one
    vmapped ``value_and_grad`` of the barrier loss (:mod:`diffspace.design.problem`) through the whole
    simulation. A start whose run fails, or whose loss or gradient is not finite, does not move and keeps its
    optimiser state for that step; such steps are counted (``nan_gradient_steps``). The best *feasible*
@@ -9,7 +11,8 @@
 3. One autodiff polish of the best point: if a constraint is nearly active and raising the objective raises
    it, Newton steps along ``grad J`` move onto ``g = 0`` (the optimum of a problem whose objective grows into
    a limit sits on the limit; Adam on a barrier stops short of it).
-The result is never worse than the sweep's best feasible point (it is a candidate too).
+The result is never worse than the sweep's best feasible point (it is a candidate too), hence never worse than
+the configured design when that is feasible.
 """
 
 from __future__ import annotations
@@ -124,20 +127,32 @@ class _Runner:
         return best
 
 
+def _starts(problem: Problem, table: dict, choice, configured, rng) -> np.ndarray:
+    """Adam's starts for one choice: the configured design first, then the best feasible sweep rows, then
+    random points of the box (``n_starts`` in all)."""
+    n_starts = problem.options["n_starts"]
+    rows = best_sweep_rows(table, problem, choice, n_starts)
+    seeds = [] if configured is None else [configured]
+    seeds = (seeds + [r for r in rows if configured is None or not np.array_equal(r, configured)])[:n_starts]
+    return np.concatenate([np.reshape(seeds, (-1, len(problem.keys))), problem.sample(rng, n_starts - len(seeds))])
+
+
 def run_optimize(builder: cs.CaseBuilder, scenario: AbstractScenario, problem: Problem, out, progress=True):
     """Sweep, multi-start Adam per choice, polish; write ``sweep.csv``, ``timeseries.csv``, ``optimize.png``.
     Returns ``(summary, optimum design dict)``."""
 
     opts = problem.options
     rng = np.random.default_rng(opts["seed"])
+    configured = problem.clip(builder.configured(scenario, problem.keys))
     samples = problem.sample(rng, opts["sweep_samples"])
+    if configured is not None:
+        samples = np.concatenate([configured[None], samples[:-1]])
     table = sweep_table(builder, problem, samples, progress)
     write_timeseries(out, sweep_columns(problem, table), "sweep")
     runner = _Runner(scenario, problem)
     candidates, histories, excluded = [], [], 0
     for choice in problem.choices:
-        rows = best_sweep_rows(table, problem, choice, opts["n_starts"])
-        starts = np.concatenate([rows, problem.sample(rng, opts["n_starts"] - len(rows))])
+        starts = _starts(problem, table, choice, configured, rng)
         feasible_values = table["objective"][table["feasible"]]
         scale = float(np.max(np.abs(feasible_values))) if feasible_values.size else 1.0
         best_z, best_value, history, bad = runner.adam(starts, choice, max(scale, 1e-12), progress)
@@ -155,4 +170,6 @@ def run_optimize(builder: cs.CaseBuilder, scenario: AbstractScenario, problem: P
                            **{f"start{s}_objective": history[:, s] for s in range(history.shape[1])}})
     plot_panels(out / "optimize.png", np.arange(len(history)),
                 [("objective", {f"start {s}": history[:, s] for s in range(history.shape[1])})], xlabel="Adam step")
-    return report(builder, scenario, problem, table, candidates, excluded)
+    summary, design = report(builder, scenario, problem, table, candidates, excluded)
+    summary["started_from_config"] = configured is not None
+    return summary, design

@@ -99,6 +99,12 @@ class Problem:
         s = np.clip((u - lo) / (hi - lo), 1e-6, 1 - 1e-6)
         return np.log(s / (1 - s))
 
+    def clip(self, design: dict | None) -> np.ndarray | None:
+        """A design dict (config units) as a point of the box, clipped into it; ``None`` passes through."""
+        if design is None:
+            return None
+        return np.array([min(max(design[p.key], p.lower), p.upper) for p in self.variables])
+
     def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
         """Uniform points of the box (on the log scale for log variables), config units, shape (n, k)."""
         lo, hi = self._span()

@@ -28,16 +28,11 @@ CONFIGS = {  # scenario name -> shipped config
 
 
 def design_start(loaded, key: str) -> float:
-    """The config's value of a design variable, or the middle of its range when the config holds no number
-    there (e.g. a named attitude)."""
-    from ...design.cases import get_key
-
-    try:
-        value = get_key(loaded.raw, key)
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return float(value)
-    except (KeyError, IndexError, TypeError):
-        pass
+    """The config's value of a design variable (names resolved), or the middle of its range when the config
+    holds no number there."""
+    configured = loaded.builder().configured(loaded.scenario, (key,))
+    if configured is not None:
+        return configured[key]
     p = loaded.scenario.parameter(key)
     return (p.lower * p.upper) ** 0.5 if p.log else 0.5 * (p.lower + p.upper)
 
