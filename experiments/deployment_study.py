@@ -1,6 +1,6 @@
 """Deployment of the replaceable-interface mast (paper: deployment_replaceable_mast; issue 11).
 
-    python experiments/deployment_study.py [part ...]     parts: compare mesh solvers bench (default: all)
+    python experiments/deployment_study.py [part ...]     parts: compare mesh solvers optimize bench (default: all)
 
 Writes ``experiments/results/deployment/``: ``<part>.json`` and PNG figures.
 
@@ -13,6 +13,8 @@ Writes ``experiments/results/deployment/``: ``<part>.json`` and PNG figures.
 * ``solvers``: the generalized-alpha integrator against Diffrax Tsit5 (explicit) and Kvaerno5 (implicit, both
   through the shared index-1 + Baumgarte + projection driver, at most 20,000 steps) on a 0.05 s move of
   scheme 1: steps, wall time, end-module angle and drive torque against a fine generalized-alpha reference;
+* ``optimize``: ``diffspace optimize configs/deployment_optimize.toml`` (beam interfaces, 5 ms step), its
+  optimum re-run as a plain run with the beam and with the shell interfaces, against the cycloidal law;
 * ``bench``: :func:`deployment_benchmark` (compile, forward and gradient wall times, steps; shell and beam).
 """
 
@@ -28,6 +30,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from diffspace.app.cli import main as cli_main
 from diffspace.bodies import natural
 from diffspace.integrate import Stabilization, solve_constrained
 from diffspace.io.packaged import DATA_DIR
@@ -92,7 +95,7 @@ def compare() -> dict:
     return table
 
 
-def mesh_study(meshes=((8, 2), (12, 2), (8, 4), (16, 2), (12, 4))) -> dict:
+def mesh_study(meshes=((8, 2), (12, 2), (16, 2), (8, 4), (12, 4), (8, 6), (8, 8))) -> dict:
     rows = {}
     for n_circ, n_axial in meshes:
         row, _ = run_case([f"mesh.n_circumferential={n_circ}", f"mesh.n_axial={n_axial}"])
@@ -139,6 +142,26 @@ def solver_comparison(horizon: float = 0.05) -> dict:
     return results
 
 
+def optimize() -> dict:
+    """The drive-law optimisation end to end, verified by plain runs (residual vibration RMS, deg/s^2)."""
+    config = DATA_DIR / "deployment_optimize.toml"
+    out = OUT / "optimize"
+    assert cli_main(["optimize", str(config), "--out", str(out), "--overwrite", "--quiet"]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    rows = {"optimizer_objective": summary["optimum_objective"], "spline_fit_of_cycloidal": summary["initial_objective"],
+            "optimum": summary["optimum"]}
+    for model in ("beam", "shell"):
+        for label, path, overrides in (("optimum", out / "optimum.toml", []),
+                                       ("cycloidal", config, ['drive.law="cycloidal"'])):
+            row, _ = run_case([*overrides, f'interface.model="{model}"'], config=path)
+            rows[f"{model},{label}"] = {k: row[k] for k in ("residual_vibration_rms_deg_s2", "peak_joint_torque_N_m",
+                                                            "status", "wall_s")}
+        rows[f"{model},improvement_over_cycloidal"] = (rows[f"{model},cycloidal"]["residual_vibration_rms_deg_s2"]
+                                                      / rows[f"{model},optimum"]["residual_vibration_rms_deg_s2"])
+        print(model, rows[f"{model},improvement_over_cycloidal"], flush=True)
+    return rows
+
+
 def deployment_benchmark(config: Path = SCHEME3, models=("shell", "beam")) -> dict:
     """Wall times of one full run (compile, then forward) and of the gradient of the residual vibration RMS
     with respect to the shell thickness (compile, then run), and the steps taken, per interface model."""
@@ -173,7 +196,8 @@ def deployment_benchmark(config: Path = SCHEME3, models=("shell", "beam")) -> di
     return rows
 
 
-PARTS = {"compare": compare, "mesh": mesh_study, "solvers": solver_comparison, "bench": deployment_benchmark}
+PARTS = {"compare": compare, "mesh": mesh_study, "solvers": solver_comparison, "optimize": optimize,
+         "bench": deployment_benchmark}
 
 
 def main(parts: list[str]) -> None:

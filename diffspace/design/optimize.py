@@ -165,7 +165,7 @@ def run_optimize(builder: cs.CaseBuilder, scenario: AbstractScenario, problem: P
         polished = runner.polish(z, choice)
         if polished is not None and polished[1] > value:
             candidates.insert(0, (polished[1], polished[0], choice))
-    history = np.concatenate(histories, axis=1)
+    history = problem.sign * np.concatenate(histories, axis=1)  # the user's objective, as in sweep.csv
     write_timeseries(out, {"step": np.arange(len(history)),
                            **{f"start{s}_objective": history[:, s] for s in range(history.shape[1])}})
     plot_panels(out / "optimize.png", np.arange(len(history)),
