@@ -5,8 +5,12 @@ import-time setting: XLA's CPU backend is asked for its classic loop emitters
 (``--xla_cpu_use_fusion_emitters=false`` appended to ``XLA_FLAGS`` unless the user set that flag or
 ``DIFFSPACE_XLA_DEFAULTS=0``): on the dynamics kernels and the scenarios' solves they compile about twice as
 fast and run as fast or faster than the newer MLIR emitters (measured by ``diffspace bench``). Like every
-``XLA_FLAGS`` entry it only takes effect when diffspace is imported before JAX first compiles. The command
-line also turns on the persistent compilation cache (``diffspace.app.cache``).
+``XLA_FLAGS`` entry it only takes effect when diffspace is imported before JAX first compiles. Also (same
+opt-out, unless the user set it): ``EQX_ON_ERROR=nan``, so Equinox's runtime checks inside Diffrax /
+Optimistix / Lineax return NaN instead of raising through a host callback; a program with a host callback is
+never written to JAX's persistent compilation cache, and diffspace reports failures as statuses anyway (a NaN
+outcome is ``non_finite``). The command line turns on the persistent compilation cache
+(``diffspace.app.cache``).
 """
 
 import os
@@ -15,6 +19,8 @@ if os.environ.get("DIFFSPACE_XLA_DEFAULTS", "1") != "0" and "xla_cpu_use_fusion_
     "XLA_FLAGS", ""
 ):
     os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_cpu_use_fusion_emitters=false").strip()
+if os.environ.get("DIFFSPACE_XLA_DEFAULTS", "1") != "0":
+    os.environ.setdefault("EQX_ON_ERROR", "nan")  # before Equinox is imported: it reads the variable once
 
 import jax  # noqa: E402
 
