@@ -47,9 +47,11 @@ from .dynamics import (  # noqa: E402
 )
 from .actuation.drive import Drive, RestToRest, Tabulated  # noqa: E402
 from .io import load_robot  # noqa: E402
+from .compiled import CompiledRobot, compile_robot  # noqa: E402
 from .robot import LinkTree, Robot, build_robot  # noqa: E402
 
 __all__ = [
+    "CompiledRobot",
     "Drive",
     "LinkTree",
     "RestToRest",
@@ -61,6 +63,7 @@ __all__ = [
     "body_placements",
     "build_robot",
     "center_of_mass",
+    "compile_robot",
     "configuration_derivative",
     "forward_dynamics",
     "frame_jacobian",

@@ -160,3 +160,21 @@ def test_eager_calls_share_one_program_per_topology(branched):
     assert eager.robot_leaves(robot)[1] == topology
     traced = jax.jit(lambda x: ds.forward_dynamics(robot, x, v, tau))(jnp.asarray(q))
     assert _rel(traced, a1) < 1e-12
+
+
+def test_compile_robot_matches_the_plain_functions(branched):
+    """``compile_robot`` binds one robot (its arrays constants): same results as the plain functions, static
+    keywords select programs, pytree arguments (a base restriction) work, traced calls run inline."""
+    robot, _ = branched
+    fast = ds.compile_robot(robot)
+    q, v, tau = _state(robot, np.random.default_rng(12))
+    assert _rel(fast.forward_dynamics(q, v, tau), ds.forward_dynamics(robot, q, v, tau)) < 1e-12
+    assert _rel(fast.forward_dynamics(q, v, tau, kernel="crba"), ds.forward_dynamics(robot, q, v, tau)) < 1e-10
+    assert _rel(fast.mass_matrix(q), ds.mass_matrix(robot, q)) < 1e-12
+    planar = dynamics.BaseMotion.planar()
+    accel, _ = fast.restricted_dynamics(q, v, tau, planar)
+    assert _rel(accel, dynamics.restricted_dynamics(robot, q, v, tau, planar)[0]) < 1e-12
+    traced = jax.jit(lambda x: fast.forward_dynamics(x, v, tau))(jnp.asarray(q))
+    assert _rel(traced, ds.forward_dynamics(robot, q, v, tau)) < 1e-12
+    with pytest.raises(AttributeError, match="not a robot function"):
+        fast.frame_pose

@@ -62,7 +62,8 @@ def _summary_lines(res: dict) -> list[str]:
             f"  compile: forward dynamics {f('forward_dynamics_compile_s', 1, 's')}, mass matrix "
             f"{f('mass_matrix_compile_s', 1, 's')}",
             f"  forward dynamics, batch {res['fd_batch_size']}: {f('forward_dynamics_per_sample_s')}/sample; "
-            f"single jitted call {f('forward_dynamics_single_call_s')}; "
+            f"single call {f('forward_dynamics_single_call_s')}, compile_robot call "
+            f"{f('forward_dynamics_compiled_call_s')}; "
             f"Pinocchio aba {f('pinocchio_aba_per_call_s')}/call",
             f"  mass matrix, batch {res['fd_batch_size']}: {f('mass_matrix_per_sample_s')}/sample; Pinocchio crba "
             f"{f('pinocchio_crba_per_call_s')}/call "

@@ -7,7 +7,8 @@ kept), so a load change on a shared machine affects all candidates alike; report
   ``forward_dynamics_per_sample_vs_pinocchio_aba`` (``jit(vmap)`` at ``batch`` = 1024),
   ``mass_matrix_per_sample_vs_pinocchio_crba`` and ``forward_dynamics_single_call_vs_pinocchio_aba``
   (``diffspace.forward_dynamics(robot, q, v, tau)`` called from a Python loop, the user's eager path,
-  against ``pinocchio.aba`` in the same kind of loop), plus every kernel's per-sample time.
+  against ``pinocchio.aba`` in the same kind of loop), the same loop through ``diffspace.compile_robot(robot)``
+  (``forward_dynamics_compiled_call_vs_pinocchio_aba``), plus every kernel's per-sample time.
 * :func:`bench_batch_sizes`: per-sample cost of every kernel for batch sizes 1..16384 (arm).
 * :func:`bench_joint_counts`: per-sample cost vs the number of joints (3..30), chains and balanced
   binary trees, with Pinocchio's ``aba``/``crba`` on the same URDF; ABA should grow linearly.
@@ -159,7 +160,7 @@ def bench_headline(cfg: KernelBenchConfig) -> dict:
     """Contract ratios on the 7-DOF arm and every kernel's per-sample time at ``cfg.batch``."""
     import jax
 
-    from ... import forward_dynamics
+    from ... import compile_robot, forward_dynamics
 
     case = _Case(ARM, cfg.batch, cfg.seed)
     res: dict = {"kernel_robot": ARM.name, "kernel_batch_size": cfg.batch, "kernel_nv": case.robot.nv}
@@ -170,6 +171,10 @@ def bench_headline(cfg: KernelBenchConfig) -> dict:
         fns.append(fn)
     robot, q0, v0, t0 = case.robot, case.q[0], case.v[0], case.tau[0]
     jax.block_until_ready(forward_dynamics(robot, q0, v0, t0))  # compiles the eager program
+    fast = compile_robot(robot)
+    start = time.perf_counter()
+    jax.block_until_ready(fast.forward_dynamics(q0, v0, t0))
+    res["forward_dynamics_compiled_call_compile_s"] = time.perf_counter() - start
     calls = cfg.single_calls
 
     def single():
@@ -177,14 +182,20 @@ def bench_headline(cfg: KernelBenchConfig) -> dict:
             out = forward_dynamics(robot, q0, v0, t0)
         return out
 
+    def compiled_single():
+        for _ in range(calls):
+            out = fast.forward_dynamics(q0, v0, t0)
+        return out
+
     loops = case.pinocchio_loops(min(cfg.pin_calls, cfg.batch))
-    extra = [single] + (list(loops) if loops else [])
+    extra = [single, compiled_single] + (list(loops) if loops else [])
     times = interleaved_min(fns + extra, cfg.rounds)
     for (what, kernel), t in zip(names, times):
         res[f"{'forward_dynamics' if what == 'fd' else 'mass_matrix'}_{kernel}_per_sample_s"] = t / cfg.batch
     res["forward_dynamics_per_sample_s"] = res["forward_dynamics_aba_per_sample_s"]
     res["mass_matrix_per_sample_s"] = res["mass_matrix_crba_per_sample_s"]
     res["forward_dynamics_single_call_s"] = times[len(names)] / calls
+    res["forward_dynamics_compiled_call_s"] = times[len(names) + 1] / calls
     if loops:
         calls_pin = min(cfg.pin_calls, cfg.batch)
         aba, crba = times[-2] / calls_pin, times[-1] / calls_pin
@@ -192,6 +203,7 @@ def bench_headline(cfg: KernelBenchConfig) -> dict:
         res["forward_dynamics_per_sample_vs_pinocchio_aba"] = res["forward_dynamics_per_sample_s"] / aba
         res["mass_matrix_per_sample_vs_pinocchio_crba"] = res["mass_matrix_per_sample_s"] / crba
         res["forward_dynamics_single_call_vs_pinocchio_aba"] = res["forward_dynamics_single_call_s"] / aba
+        res["forward_dynamics_compiled_call_vs_pinocchio_aba"] = res["forward_dynamics_compiled_call_s"] / aba
         res["forward_dynamics_dense_per_sample_vs_pinocchio_aba"] = res["forward_dynamics_dense_per_sample_s"] / aba
     return res
 
