@@ -7,6 +7,10 @@ import json
 import subprocess
 from pathlib import Path
 
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
 import pytest
 from toy_scenario import cli_process
 
@@ -33,6 +37,7 @@ def test_concurrent_processes_share_the_cache(tmp_path):
     assert again.wait(timeout=600) == 0
     assert json.loads((tmp_path / "warm" / "summary.json").read_text()) == first
     assert len(list((tmp_path / "cache").glob("*-cache"))) == len(entries)  # nothing compiled afresh
+    assert len(list((tmp_path / "cache" / "traced").glob("*.program"))) == 1  # one traced program, reused
 
 
 def test_no_cache_flag_and_environment(tmp_path, monkeypatch):
@@ -42,3 +47,54 @@ def test_no_cache_flag_and_environment(tmp_path, monkeypatch):
     assert enable_cache() is None
     monkeypatch.setenv("DIFFSPACE_NO_CACHE", "0")
     assert enable_cache(disabled=True) is None
+
+
+class _Law(eqx.Module):
+    stiffness: jax.Array
+    kind: str = eqx.field(static=True)
+
+    def force(self, x):
+        return self.stiffness * x**3 if self.kind == "cubic" else self.stiffness * x
+
+
+def _forces(law: _Law, x):
+    return {"force": law.force(x), "energy": jnp.sum(law.force(x) * x)}
+
+
+def test_stored_programs_are_reused_across_processes_and_keyed_by_static_data(tmp_path, monkeypatch):
+    """A stored program gives the results of ``eqx.filter_jit``; a new process (simulated by clearing the
+    in-memory table) loads it without tracing; other static data or shapes get their own entries."""
+    from diffspace.design import stored
+
+    monkeypatch.setattr(stored, "_LOADED", {})
+    stored.set_directory(tmp_path)
+    try:
+        fn = stored.stored_jit(_forces)
+        law, x = _Law(jnp.asarray(2.0), "cubic"), jnp.linspace(0.0, 1.0, 5)
+        first = fn(law, x)
+        expected = eqx.filter_jit(_forces)(law, x)
+        assert set(first) == {"force", "energy"}
+        np.testing.assert_array_equal(first["force"], expected["force"])
+        assert len(list(tmp_path.glob("*.program"))) == 1
+        stored._LOADED.clear()
+
+        def no_trace(*args):
+            raise AssertionError("traced again")
+
+        monkeypatch.setattr(stored, "_export", no_trace)
+        again = fn(_Law(jnp.asarray(3.0), "cubic"), x)  # new array values: the same program
+        np.testing.assert_allclose(again["force"], 3.0 * x**3, rtol=1e-15)
+        monkeypatch.undo()
+        monkeypatch.setattr(stored, "_LOADED", {})
+        stored.set_directory(tmp_path)
+        linear = fn(_Law(jnp.asarray(2.0), "linear"), x)  # other static data
+        np.testing.assert_allclose(linear["force"], 2.0 * x, rtol=1e-15)
+        fn(law, jnp.linspace(0.0, 1.0, 7))  # other shapes
+        assert len(list(tmp_path.glob("*.program"))) == 3
+        (next(tmp_path.glob("*.program"))).write_bytes(b"truncated")  # a corrupt entry is traced afresh
+        stored._LOADED.clear()
+        for kind, n in (("cubic", 5), ("linear", 5), ("cubic", 7)):
+            out = fn(_Law(jnp.asarray(2.0), kind), jnp.linspace(0.0, 1.0, n))
+            assert np.all(np.isfinite(out["force"]))
+    finally:
+        stored.set_directory(None)

@@ -6,12 +6,17 @@ On by default for ``diffspace`` commands, in a per-user directory (``$DIFFSPACE_
 every read and write take an inter-process file lock (``filelock``), so no process reads an entry another is
 still writing (without the bound JAX writes entries unlocked, and concurrent runs crashed on half-written
 entries). Programs that compile in under ``DIFFSPACE_CACHE_MIN_COMPILE_S`` seconds (default 0.5) are not cached.
+The traced programs of ``diffspace run`` are kept in its ``traced/`` subdirectory
+(:mod:`diffspace.design.stored`), so a warm run skips tracing too: the default study's second run takes
+~8 s instead of ~19 s on 2 cores.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+
+from ..design.stored import set_directory
 
 MAX_BYTES = 4 * 1024**3
 
@@ -39,4 +44,5 @@ def enable_cache(disabled: bool = False) -> Path | None:
     jax.config.update("jax_persistent_cache_min_compile_time_secs",
                       float(os.environ.get("DIFFSPACE_CACHE_MIN_COMPILE_S", "0.5")))
     jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+    set_directory(path / "traced")
     return path

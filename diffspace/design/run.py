@@ -25,15 +25,16 @@ from ..io.results import print_summary
 from ..scenarios import AbstractScenario
 from ..status import ConfigError, SolverFailure, Status, failed
 from . import cases as cs
+from .stored import stored_jit
 
 
-@eqx.filter_jit
+@stored_jit
 def simulate_default(scenario: AbstractScenario):
     """``scenario.simulate(scenario.params)``, compiled once per scenario structure."""
     return scenario.simulate(scenario.params)
 
 
-@eqx.filter_jit
+@stored_jit
 def _simulate_batch(scenarios: AbstractScenario, design: dict):
     return eqx.filter_vmap(lambda s, d: s.simulate(s.with_design(s.params, d)))(scenarios, design)
 
