@@ -1,10 +1,13 @@
 r"""Composite-rigid-body mass matrix, RNEA bias and a branch-sparse :math:`LTDL` solve [Featherstone 2008, ch. 6].
 
-All from the shared kinematics pass (:mod:`diffspace.tree_pass`, base-coincident inertial frame), where no
-frame changes are needed between bodies:
+All from the shared kinematics pass (:mod:`diffspace.tree_pass`, base-coincident inertial frame; the CRBA
+uses only its velocity-free part :func:`~diffspace.tree_pass.tree_frames`), where no frame changes are
+needed between bodies:
 
 * **CRBA** (sec. 6.2): composite inertias :math:`I^c_i = I_i + \sum_{j \in \mathrm{children}(i)} I^c_j`,
-  :math:`F_i = I^c_i S_i`, then :math:`H_{ij} = S_i^T F_j` for :math:`i \preceq j` (``i`` an ancestor of
+  summed as the ten parameters :math:`(m, h = m c, I_o)` (about the frame origin, Pinocchio's
+  form), :math:`F_i = I^c_i S_i = [m v - h \times \omega;\ h \times v + I_o \omega]` for
+  :math:`S_i = [v; \omega]`, then :math:`H_{ij} = S_i^T F_j` for :math:`i \preceq j` (``i`` an ancestor of
   ``j`` or ``j`` itself), zero for bodies on different branches; the base block is :math:`I^c_0` and the
   base/joint block :math:`F_j`. The joint block is formed for all pairs at once and masked by the
   (static) ancestor relation.
@@ -27,30 +30,9 @@ from jaxtyping import Array, Float
 
 from . import spatial
 from .robot import Robot
-from .tree_pass import TreeMotion, inner, materialize, matvec, tree_motion
-
-
-def _children(parents) -> list[list[int]]:
-    kids = [[] for _ in parents]
-    for i in range(1, len(parents)):
-        kids[parents[i]].append(i)
-    return kids
-
-
-def subtree_sums(parents, values: Float[Array, "nb ..."]) -> Float[Array, "nb ..."]:
-    """``out[i] = sum of values over the subtree rooted at body i`` (leaves first, unrolled)."""
-    acc = [values[i] for i in range(len(parents))]
-    for i in range(len(parents) - 1, 0, -1):
-        acc[parents[i]] = materialize(acc[parents[i]] + acc[i])
-    return jnp.stack(acc)
-
-
-def path_sums(parents, values: Float[Array, "nb ..."]) -> Float[Array, "nb ..."]:
-    """``out[i] = sum of values over body i and its ancestors`` (root first, unrolled)."""
-    acc = [values[0]]
-    for i in range(1, len(parents)):
-        acc.append(materialize(acc[parents[i]] + values[i]))
-    return jnp.stack(acc)
+from .tree_pass import (
+    TreeMotion, compact_inertias, inner, matvec, path_sums, spatial_inertia, subtree_sums, tree_motion,
+)
 
 
 def ancestor_mask(parents) -> np.ndarray:
@@ -62,14 +44,22 @@ def ancestor_mask(parents) -> np.ndarray:
     return mask
 
 
-def composite_mass_matrix(robot: Robot, motion: TreeMotion) -> Float[Array, "nv nv"]:
+def composite_mass_matrix(
+    robot: Robot, rot: Float[Array, "nb 3 3"], pos: Float[Array, "nb 3"], subspace: Float[Array, "nb 6"]
+) -> Float[Array, "nv nv"]:
     """Joint-space inertia ``H(q)`` by the composite-rigid-body algorithm (module docstring)."""
-    composite = subtree_sums(robot.parents, motion.inertia)
-    force = matvec(composite[1:], motion.subspace[1:])  # F_j, (n, 6)
-    pairs = jnp.einsum("ik,jk->ij", motion.subspace[1:], force)  # S_i^T F_j
-    upper = pairs * ancestor_mask(robot.parents)[1:, 1:]
-    joints = upper + upper.T - jnp.diag(jnp.diag(pairs))
-    top = jnp.concatenate([composite[0], force.T], axis=1)
+    nb = len(robot.parents)
+    ancestors = ancestor_mask(robot.parents)
+    moment, rot_inertia = compact_inertias(robot, rot, pos)
+    packed = jnp.concatenate([robot.mass[:, None], moment, rot_inertia.reshape(nb, 9)], axis=1)
+    comp = subtree_sums(robot.parents, packed)
+    mass_c, moment_c, inertia_c = comp[:, 0], comp[:, 1:4], comp[:, 4:].reshape(nb, 3, 3)
+    lin, ang = subspace[1:, :3], subspace[1:, 3:]
+    force = jnp.concatenate([mass_c[1:, None] * lin - jnp.cross(moment_c[1:], ang),
+                             jnp.cross(moment_c[1:], lin) + matvec(inertia_c[1:], ang)], axis=1)  # F_j, (n, 6)
+    pairs = jnp.einsum("ik,jk->ij", subspace[1:], force)  # S_i^T F_j
+    joints = jnp.where(ancestors[1:, 1:] > 0, pairs, jnp.where(ancestors[1:, 1:].T > 0, pairs.T, 0.0))
+    top = jnp.concatenate([spatial_inertia(mass_c[0], moment_c[0], inertia_c[0]), force.T], axis=1)
     return jnp.concatenate([top, jnp.concatenate([force, joints], axis=1)], axis=0)
 
 
@@ -137,5 +127,5 @@ def crba_forward_dynamics(
     """``H^{-1}(tau - b)`` with ``H`` from the CRBA, ``b`` from the RNEA and the branch-sparse LTDL solve."""
     motion = tree_motion(robot, q, v)
     dof_parent = dof_parents(robot.parents)
-    factor = ltdl_factor(composite_mass_matrix(robot, motion), dof_parent)
+    factor = ltdl_factor(composite_mass_matrix(robot, motion.rot, motion.pos, motion.subspace), dof_parent)
     return ltdl_solve(factor, dof_parent, tau - rnea_bias(robot, motion))

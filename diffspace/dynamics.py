@@ -40,7 +40,7 @@ from .aba import articulated_body_algorithm
 from .crba import composite_mass_matrix, crba_forward_dynamics
 from .eager import eager_jit
 from .robot import Robot, joint_transforms, motion_subspaces
-from .tree_pass import tree_motion
+from .tree_pass import tree_frames
 
 
 class Kinematics(eqx.Module):
@@ -153,7 +153,7 @@ def _dense_mass_matrix(robot: Robot, q):
 
 @jax.custom_jvp
 def _crba(robot: Robot, q):
-    return composite_mass_matrix(robot, tree_motion(robot, q, jnp.zeros(robot.nv)))
+    return composite_mass_matrix(robot, *tree_frames(robot, q[7:]))
 
 
 @_crba.defjvp

@@ -35,7 +35,7 @@ from .robot import Robot
 
 
 class TreeMotion(eqx.Module):
-    r"""Bodies in the base-coincident inertial frame (index 0 = base; row 0 of ``subspace`` is zero).
+    r"""Bodies in the base-coincident inertial frame (index 0 = base; row 0 of ``subspace`` unused).
 
     ``rot/pos``: body placements; ``subspace``: joint motion subspaces :math:`S_i`; ``twist``: body
     spatial velocities :math:`v_i`; ``coriolis``: :math:`c_i = v_i \times S_i\dot\theta_i`; ``inertia``:
@@ -92,44 +92,70 @@ def local_placements(robot: Robot, q_joints: Float[Array, " n"]):
     return rot, robot.placement_pos + slide
 
 
-def rigid_inertias(robot: Robot, rot: Float[Array, "nb 3 3"], pos: Float[Array, "nb 3"]) -> Float[Array, "nb 6 6"]:
-    r"""Spatial inertias about the frame origin: ``[[m 1, -m [c]x], [m [c]x, I_c - m [c]x [c]x]]``, with the
-    CoM :math:`c = R c_b + p` and :math:`I_c = R I_b R^T` (all bodies at once)."""
+def compact_inertias(robot: Robot, rot: Float[Array, "nb 3 3"], pos: Float[Array, "nb 3"]):
+    r"""First moments :math:`h = m c` and rotational inertias :math:`I_o = I_c - m [c]_\times [c]_\times` about
+    the frame origin, with the CoM :math:`c = R c_b + p` and :math:`I_c = R I_b R^T` (all bodies at once).
+    With the mass ``m`` these are the ten inertial parameters of each body."""
     mass = robot.mass[:, None, None]
     com = matvec(rot, robot.com) + pos
-    inertia_com = mm3(mm3(rot, robot.inertia), jnp.swapaxes(rot, -1, -2))
     cx = spatial.skew(com)
-    top = jnp.concatenate([mass * jnp.broadcast_to(jnp.eye(3), cx.shape), -mass * cx], -1)
-    bottom = jnp.concatenate([mass * cx, inertia_com - mm3(mass * cx, cx)], -1)
-    return jnp.concatenate([top, bottom], -2)
+    return robot.mass[:, None] * com, mm3(mm3(rot, robot.inertia), jnp.swapaxes(rot, -1, -2)) - mm3(mass * cx, cx)
 
 
-def _subspace(kind: str, rot, pos, axis_body):
-    axis = matvec(rot, axis_body)
-    if kind == "revolute":
-        return jnp.concatenate([jnp.cross(pos, axis), axis])
-    return jnp.concatenate([axis, jnp.zeros(3)])
+def spatial_inertia(mass: Float[Array, "..."], moment: Float[Array, "... 3"], rot_inertia: Float[Array, "... 3 3"]):
+    """The 6x6 spatial inertia ``[[m 1, -[h]x], [[h]x, I_o]]`` of the ten parameters (:func:`compact_inertias`)."""
+    hx = spatial.skew(moment)
+    eye = mass[..., None, None] * jnp.broadcast_to(jnp.eye(3), hx.shape)
+    return jnp.concatenate([jnp.concatenate([eye, -hx], -1), jnp.concatenate([hx, rot_inertia], -1)], -2)
 
 
-def tree_motion(robot: Robot, q: Float[Array, " nq"], v: Float[Array, " nv"]) -> TreeMotion:
-    """Placements, joint subspaces, twists, velocity-product accelerations and inertias of every body."""
-    parents, kinds = robot.parents, robot.joint_kinds
-    joint_rot, joint_pos = local_placements(robot, q[7:])
-    rot, pos, sub, twist = [jnp.eye(3)], [jnp.zeros(3)], [jnp.zeros(6)], [v[:6]]
+def _subspaces(robot: Robot, rot: Float[Array, "nb 3 3"], pos: Float[Array, "nb 3"]) -> Float[Array, "nb 6"]:
+    """``S_i = [p_i x a_i; a_i]`` (revolute) or ``[a_i; 0]`` (prismatic) with ``a_i = R_i a^b_i`` (all at once)."""
+    revolute = jnp.asarray(robot.revolute_mask)[:, None]
+    axis = matvec(rot, robot.axis)
+    return jnp.concatenate([revolute * jnp.cross(pos, axis) + (1.0 - revolute) * axis, revolute * axis], -1)
+
+
+def tree_frames(robot: Robot, q_joints: Float[Array, " n"]):
+    """Placements ``R_i = R_p R^J_i``, ``p_i = p_p + R_p p^J_i`` and joint subspaces ``S_i`` of every body,
+    ``(nb,3,3), (nb,3), (nb,6)``: the kinematics without velocities (all the CRBA needs)."""
+    parents = robot.parents
+    joint_rot, joint_pos = local_placements(robot, q_joints)
+    rot, pos = [jnp.eye(3)], [jnp.zeros(3)]
     for i in range(1, len(parents)):
         p = parents[i]
         if p == 0:  # the base frame is the reference frame: nothing to compose
             rot_i, pos_i = joint_rot[i], joint_pos[i]
         else:
             rot_i, pos_i = mm3(rot[p], joint_rot[i]), pos[p] + matvec(rot[p], joint_pos[i])
-        s_i = _subspace(kinds[i], rot_i, pos_i, robot.axis[i])
-        rot_i, pos_i, s_i = materialize((rot_i, pos_i, s_i))
-        twist_i = materialize(twist[p] + s_i * v[5 + i])
+        rot_i, pos_i = materialize((rot_i, pos_i))
         rot.append(rot_i)
         pos.append(pos_i)
-        sub.append(s_i)
-        twist.append(twist_i)
-    rot, pos, sub, twist = (jnp.stack(x) for x in (rot, pos, sub, twist))
+    rot, pos = jnp.stack(rot), jnp.stack(pos)
+    return rot, pos, _subspaces(robot, rot, pos)
+
+
+def tree_motion(robot: Robot, q: Float[Array, " nq"], v: Float[Array, " nv"]) -> TreeMotion:
+    """:func:`tree_frames` with twists ``v_i = v_p + S_i qdot_i``, velocity-product accelerations and inertias."""
+    rot, pos, sub = tree_frames(robot, q[7:])
     rates = jnp.concatenate([jnp.zeros(1), v[6:]])
+    twist = path_sums(robot.parents, jnp.concatenate([v[None, :6], sub[1:] * v[6:, None]]))
     coriolis = jax.vmap(spatial.cross_motion)(twist, sub * rates[:, None])
-    return TreeMotion(rot, pos, sub, twist, coriolis, rigid_inertias(robot, rot, pos))
+    inertia = spatial_inertia(robot.mass, *compact_inertias(robot, rot, pos))
+    return TreeMotion(rot, pos, sub, twist, coriolis, inertia)
+
+
+def subtree_sums(parents, values: Float[Array, "nb ..."]) -> Float[Array, "nb ..."]:
+    """``out[i] = sum of values over the subtree rooted at body i`` (leaves first, unrolled)."""
+    acc = [values[i] for i in range(len(parents))]
+    for i in range(len(parents) - 1, 0, -1):
+        acc[parents[i]] = materialize(acc[parents[i]] + acc[i])
+    return jnp.stack(acc)
+
+
+def path_sums(parents, values: Float[Array, "nb ..."]) -> Float[Array, "nb ..."]:
+    """``out[i] = sum of values over body i and its ancestors`` (root first, unrolled)."""
+    acc = [values[0]]
+    for i in range(1, len(parents)):
+        acc.append(materialize(acc[parents[i]] + values[i]))
+    return jnp.stack(acc)
