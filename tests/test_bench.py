@@ -27,13 +27,14 @@ def test_bench_dynamics_writes_json(tmp_path):
     assert bench["fd_batch_size"] == 8
     _positive_finite(
         bench, ["forward_dynamics_per_sample_s", "mass_matrix_per_sample_s", "forward_dynamics_compile_s",
-                "mass_matrix_compile_s", "forward_dynamics_single_call_s", "total_wall_s"],
+                "mass_matrix_compile_s", "forward_dynamics_single_call_s", "forward_dynamics_compiled_call_s",
+                "total_wall_s"],
     )
     assert res["fd_batch_size"] == 8
     pytest.importorskip("pinocchio")
     _positive_finite(
         bench, ["forward_dynamics_per_sample_vs_pinocchio_aba", "mass_matrix_per_sample_vs_pinocchio_crba",
-                "pinocchio_aba_per_call_s", "pinocchio_crba_per_call_s"],
+                "pinocchio_aba_per_call_s", "pinocchio_crba_per_call_s", "forward_dynamics_compiled_call_vs_pinocchio_aba"],
     )
     assert bench["forward_dynamics_max_abs_diff_vs_pinocchio"] < 1e-8  # same robot, same answer
 
