@@ -98,3 +98,20 @@ def test_stored_programs_are_reused_across_processes_and_keyed_by_static_data(tm
             assert np.all(np.isfinite(out["force"]))
     finally:
         stored.set_directory(None)
+
+
+def test_a_program_that_cannot_be_exported_runs_as_an_ordinary_jit(tmp_path, monkeypatch):
+    """A host callback has no serialisation guarantee: the call falls back to ``eqx.filter_jit``, stores nothing."""
+    from diffspace.design import stored
+
+    def with_callback(x):
+        return jax.pure_callback(lambda y: np.asarray(y) * 2.0, jax.ShapeDtypeStruct(x.shape, x.dtype), x) + 1.0
+
+    monkeypatch.setattr(stored, "_LOADED", {})
+    stored.set_directory(tmp_path)
+    try:
+        out = stored.stored_jit(with_callback)(jnp.arange(3.0))
+    finally:
+        stored.set_directory(None)
+    np.testing.assert_array_equal(out, [1.0, 3.0, 5.0])
+    assert not list(tmp_path.iterdir())

@@ -11,7 +11,8 @@ The key is a SHA-256 over everything that decides the traced program: the functi
 of the diffspace sources and the versions of JAX, jaxlib, Equinox, Diffrax, Optimistix and Lineax; the
 ``EQX_ON_ERROR`` mode; the static part of the arguments (their non-array leaves and pytree structure,
 pickled: the scenario's configuration that is not traced); and the shapes and dtypes of the array leaves.
-Anything that cannot be pickled (a static field holding a closure, say) simply bypasses the store. Entries are
+Anything that cannot be pickled (a static field holding a closure, say) or exported (a host callback) simply
+bypasses the store. Entries are
 written to a temporary file and renamed, so concurrent processes never read a partial entry; an unreadable
 entry is ignored and rewritten. The store is off until :func:`set_directory` is called (the command line does
 it next to the compilation cache; ``--no-cache`` leaves both off).
@@ -88,14 +89,18 @@ def _load(path: Path) -> _Stored | None:
 
 
 def _write(path: Path, stored: _Stored) -> None:
+    temporary = None
     try:
-        payload = {"exported": stored.exported.serialize(), "outputs": pickle.dumps(stored.outputs)}
+        payload = pickle.dumps({"exported": stored.exported.serialize(), "outputs": pickle.dumps(stored.outputs)},
+                               protocol=pickle.HIGHEST_PROTOCOL)
         path.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=path.parent, prefix=f".{path.name}.", delete=False) as tmp:
-            tmp.write(pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL))
-        os.replace(tmp.name, path)
+            temporary = Path(tmp.name)
+            tmp.write(payload)
+        os.replace(temporary, path)
     except Exception:  # an unwritable store or an output that cannot be pickled: the run goes on without it
-        return
+        if temporary is not None:
+            temporary.unlink(missing_ok=True)
 
 
 def _export(fn: Callable, static, treedef, leaves) -> _Stored:
@@ -108,6 +113,20 @@ def _export(fn: Callable, static, treedef, leaves) -> _Stored:
 
     exported = export.export(jax.jit(flat))(*leaves)
     return _Stored(exported, _skeleton(structure["tree"]))
+
+
+def _load_or_export(path: Path, fn: Callable, static, treedef, leaves) -> _Stored | None:
+    """The stored program at ``path``, else a fresh export (written there); ``None`` when the program cannot be
+    exported (e.g. it holds a host callback, which has no serialisation guarantee)."""
+    stored = _load(path)
+    if stored is not None:
+        return stored
+    try:
+        stored = _export(fn, static, treedef, leaves)
+    except Exception:
+        return None
+    _write(path, stored)
+    return stored
 
 
 def _skeleton(treedef):
@@ -128,14 +147,11 @@ def stored_jit(fn: Callable) -> Callable:
         key = _key(fn, (static, _skeleton(treedef)), leaves)
         if key is None:
             return jitted(*args)
-        stored = _LOADED.get(key)
-        if stored is None:
-            path = _DIRECTORY / f"{key}.program"
-            stored = _load(path)
-            if stored is None:
-                stored = _export(fn, static, treedef, leaves)
-                _write(path, stored)
-            _LOADED[key] = stored
+        if key not in _LOADED:
+            _LOADED[key] = _load_or_export(_DIRECTORY / f"{key}.program", fn, static, treedef, leaves)
+        stored = _LOADED[key]
+        if stored is None:  # not exportable: an ordinary jit, which also raises any error of the program itself
+            return jitted(*args)
         out = stored.exported.call(*leaves)
         return jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(stored.outputs), out)
 
