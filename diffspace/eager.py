@@ -13,7 +13,9 @@ costs several hundred microseconds: 100-300x Pinocchio's ``aba`` for a call that
 
 Recommended patterns, fastest first: batch states with ``jax.vmap`` (per-sample cost at or below
 Pinocchio's), put time loops inside one ``jax.jit`` with ``jax.lax.scan``, and only then call the functions
-one state at a time from Python (tens of microseconds per call, dominated by dispatch).
+one state at a time from Python: ~50 us per forward-dynamics call on the 7-DOF arm (10x Pinocchio's ``aba``),
+of which ~10 us is dispatch and the rest the ~130 small XLA operations of one sample. For a loop over one
+robot, :func:`diffspace.compile_robot` folds the robot's arrays into the program.
 
 Arguments that are arrays (JAX or NumPy) are traced; ``None``, strings, booleans and other hashable values
 are static (part of the cache key), as with ``eqx.filter_jit``. Anything else falls back to
