@@ -29,7 +29,7 @@ from typing import Callable
 import jax
 
 from . import dynamics
-from .eager import _is_traced, _merge, _split
+from .eager import is_traced, merge_static, split_static
 from .robot import Robot
 
 _FUNCTIONS = (
@@ -49,7 +49,7 @@ class CompiledRobot:
     def __init__(self, robot: Robot):
         if not isinstance(robot, Robot):
             raise TypeError(f"compile_robot expects a diffspace Robot, got {type(robot).__name__}")
-        if any(_is_traced(leaf) for leaf in jax.tree_util.tree_leaves(robot)):
+        if any(is_traced(leaf) for leaf in jax.tree_util.tree_leaves(robot)):
             raise TypeError("compile_robot needs a concrete robot (not one traced inside jit/vmap/grad)")
         self.robot = robot
         self._bound: dict[str, Callable] = {}
@@ -74,9 +74,9 @@ def _bind(fn: Callable, robot: Robot) -> Callable:
     @functools.wraps(fn)
     def call(*args, **kwargs):
         leaves, treedef = jax.tree_util.tree_flatten((args, kwargs))
-        if any(_is_traced(leaf) for leaf in leaves):
+        if any(is_traced(leaf) for leaf in leaves):
             return fn(robot, *args, **kwargs)
-        dynamic, pattern = _split(tuple(leaves))
+        dynamic, pattern = split_static(tuple(leaves))
         if pattern is None:
             raise TypeError(f"{fn.__name__}: arguments must be arrays or hashable values")
         key = (treedef, pattern)
@@ -90,7 +90,7 @@ def _bind(fn: Callable, robot: Robot) -> Callable:
 
 def _program(fn, robot, treedef, pattern):
     def run(*dynamic):
-        args, kwargs = jax.tree_util.tree_unflatten(treedef, _merge(pattern, dynamic))
+        args, kwargs = jax.tree_util.tree_unflatten(treedef, merge_static(pattern, dynamic))
         return fn(robot, *args, **kwargs)
 
     return run

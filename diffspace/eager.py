@@ -38,7 +38,8 @@ _LEAVES: dict[int, tuple[weakref.ref, list, object]] = {}
 _ARRAY = object()  # marks a traced argument in a static pattern
 
 
-def _is_traced(value) -> bool:
+def is_traced(value) -> bool:
+    """True for a JAX tracer (the value lives inside ``jit``/``vmap``/``grad``)."""
     return isinstance(value, jax.core.Tracer)
 
 
@@ -49,7 +50,7 @@ def robot_leaves(robot):
     if entry is not None and entry[0]() is robot:
         return entry[1], entry[2]
     leaves, treedef = jax.tree_util.tree_flatten(robot)
-    if any(_is_traced(leaf) for leaf in leaves):
+    if any(is_traced(leaf) for leaf in leaves):
         return None
     try:
         ref = weakref.ref(robot, lambda _, k=key: _LEAVES.pop(k, None))
@@ -59,7 +60,7 @@ def robot_leaves(robot):
     return leaves, treedef
 
 
-def _split(values: tuple):
+def split_static(values: tuple):
     """``(dynamic arrays, static pattern)``; the pattern is ``None`` when a value is neither array nor hashable."""
     dynamic, pattern = [], []
     for value in values:
@@ -75,7 +76,8 @@ def _split(values: tuple):
     return dynamic, tuple(pattern)
 
 
-def _merge(pattern, dynamic):
+def merge_static(pattern, dynamic):
+    """Inverse of :func:`split_static`: the values with the arrays put back in their slots."""
     values, it = [], iter(dynamic)
     for slot in pattern:
         values.append(next(it) if slot is _ARRAY else slot[1])
@@ -91,12 +93,12 @@ def eager_jit(fn: Callable) -> Callable:
     def call(robot, *args, **kwargs):
         names = tuple(sorted(kwargs))
         values = args + tuple(kwargs[k] for k in names)
-        if any(_is_traced(v) for v in jax.tree_util.tree_leaves(values)):
+        if any(is_traced(v) for v in jax.tree_util.tree_leaves(values)):
             return fn(robot, *args, **kwargs)
         flat = robot_leaves(robot)
         if flat is None:
             return fn(robot, *args, **kwargs)
-        dynamic, pattern = _split(values)
+        dynamic, pattern = split_static(values)
         if pattern is None:
             return fallback(robot, *args, **kwargs)
         leaves, treedef = flat
@@ -113,7 +115,7 @@ def eager_jit(fn: Callable) -> Callable:
 
 def _program(fn, treedef, n_args, names, pattern):
     def run(leaves, *dynamic):
-        values = _merge(pattern, dynamic)
+        values = merge_static(pattern, dynamic)
         robot = jax.tree_util.tree_unflatten(treedef, leaves)
         return fn(robot, *values[:n_args], **dict(zip(names, values[n_args:])))
 
