@@ -93,11 +93,9 @@ def eager_jit(fn: Callable) -> Callable:
     def call(robot, *args, **kwargs):
         names = tuple(sorted(kwargs))
         values = args + tuple(kwargs[k] for k in names)
-        if any(is_traced(v) for v in jax.tree_util.tree_leaves(values)):
-            return fn(robot, *args, **kwargs)
         flat = robot_leaves(robot)
         if flat is None:
-            return fn(robot, *args, **kwargs)
+            flat = jax.tree_util.tree_flatten(robot)
         dynamic, pattern = split_static(values)
         if pattern is None:
             return fallback(robot, *args, **kwargs)

@@ -18,9 +18,11 @@ pattern so that their gradients stay finite at zero rotation.
 from __future__ import annotations
 
 import jax.numpy as jnp
+import numpy as np
 from jaxtyping import Array, Float
 
 _SMALL_ANGLE = 1e-6
+_EYE3 = np.eye(3)  # a constant, not traced operations
 
 
 def safe_norm(v: Float[Array, "... d"]) -> Float[Array, "..."]:
@@ -31,12 +33,15 @@ def safe_norm(v: Float[Array, "... d"]) -> Float[Array, "..."]:
 
 
 def skew(v: Float[Array, "3"]) -> Float[Array, "3 3"]:
-    """Cross-product matrix: ``skew(a) @ b == cross(a, b)``."""
-    x, y, z = v[..., 0], v[..., 1], v[..., 2]
-    zero = jnp.zeros_like(x)
-    return jnp.stack(
-        [jnp.stack([zero, -z, y], -1), jnp.stack([z, zero, -x], -1), jnp.stack([-y, x, zero], -1)], -2
-    )
+    """Cross-product matrix: ``skew(a) @ b == cross(a, b)``.
+
+    Built from one concatenation of ``[0, v, -v]`` slices (a handful of operations instead of one per entry:
+    the function is traced many times in every scenario, and each operation costs trace and compile time).
+    """
+    zero = jnp.zeros_like(v[..., :1])
+    x, y, z = v[..., 0:1], v[..., 1:2], v[..., 2:3]
+    entries = jnp.concatenate([zero, -z, y, z, zero, -x, -y, x, zero], axis=-1)
+    return entries.reshape(v.shape[:-1] + (3, 3))
 
 
 # ----------------------------------------------------------------------------- quaternions
@@ -54,15 +59,15 @@ def quat_conjugate(q: Float[Array, "4"]) -> Float[Array, "4"]:
 
 
 def quat_to_rotation(q: Float[Array, "4"]) -> Float[Array, "3 3"]:
-    """Rotation matrix of a quaternion; the quaternion is normalised first."""
+    r"""Rotation matrix of a quaternion; the quaternion is normalised first.
+
+    :math:`R = (2w^2 - 1) I + 2\,\mathbf{v}\mathbf{v}^T + 2w\,[\mathbf{v}]_\times` for the unit quaternion
+    :math:`(\mathbf{v}, w)` (matrix form: few traced operations, see :func:`skew`).
+    """
     q = q / jnp.linalg.norm(q, axis=-1, keepdims=True)
-    x, y, z, w = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
-    r = [
-        [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-        [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-        [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
-    ]
-    return jnp.stack([jnp.stack(row, -1) for row in r], -2)
+    vec, w = q[..., :3], q[..., 3:, None]
+    outer = vec[..., :, None] * vec[..., None, :]
+    return (2.0 * w * w - 1.0) * _EYE3 + 2.0 * (outer + w * skew(vec))
 
 
 def rotation_to_quat(r: Float[Array, "3 3"]) -> Float[Array, "4"]:

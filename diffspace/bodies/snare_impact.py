@@ -20,6 +20,7 @@ from jaxtyping import Array, Bool, Float, Int
 
 from ..contact.impact import ImpactOutcome
 from ..contact.virtual_spring import linear_contact_time, virtual_impact
+from ..integrate import solve_adjoint
 from ..spatial import safe_norm
 from ..status import Status, first_failure, flag
 from .rope import assemble, rope_accelerations
@@ -81,6 +82,7 @@ def rope_impact_solve(model: SnareModel, x_eq, node, speed, t_end, *, gap=0.0, r
         diffrax.ODETerm(field), diffrax.Tsit5(), t0=0.0, t1=t_end, dt0=None, y0=y0,
         saveat=diffrax.SaveAt(ts=jnp.linspace(0.0, t_end, n_save)),
         stepsize_controller=diffrax.PIDController(rtol=rtol, atol=atol), max_steps=max_steps, throw=False,
+        adjoint=solve_adjoint(),
     )
     return sol, u
 

@@ -167,8 +167,3 @@ def shard(tree, devices=None):
         return jax.device_put(x, jax.sharding.NamedSharding(mesh, spec))
 
     return jax.tree_util.tree_map(place, tree)
-
-
-def design_metrics(scenario: AbstractScenario, design: dict) -> dict:
-    """Metrics of one scenario with design variables applied (the function every design command batches)."""
-    return scenario.metrics(scenario.with_design(scenario.params, design))

@@ -13,6 +13,7 @@ import numpy as np
 from ..scenarios import AbstractScenario
 from ..status import ConfigError, Status, describe, failed
 from . import cases as cs
+from .gradient import design_metrics
 
 INVALID_CONFIG = -1  # host-side status of a case whose config was rejected
 
@@ -29,15 +30,15 @@ class CaseResults:
 
 
 def _metrics_and_gradients(scenario: AbstractScenario, design: dict, names: tuple, wrt: tuple):
-    metrics = cs.design_metrics(scenario, design)
     if not wrt:
-        return metrics, {}
+        return design_metrics(scenario, design), {}
 
     def floats(d):
-        m = cs.design_metrics(scenario, d)
-        return {n: jnp.asarray(m[n], float) for n in names}
+        m = design_metrics(scenario, d)
+        return {n: jnp.asarray(m[n], float) for n in names}, m
 
-    jac = jax.jacrev(floats)(design)  # reverse mode: cost grows with the outputs, not the keys
+    # one simulation: the forward-mode Jacobian of design_metrics, contracted once per output
+    jac, metrics = jax.jacrev(floats, has_aux=True)(design)
     return metrics, {(n, k): jac[n][k] for n in names for k in wrt}
 
 
@@ -49,7 +50,7 @@ def _metric_names(scenario: AbstractScenario, design: dict) -> tuple[str, ...]:
     """The scenario's metric names (shapes only; traced once per scenario structure and design keys)."""
     key = (jax.tree_util.tree_structure(scenario), tuple(design))
     if key not in _NAMES:
-        shapes = jax.eval_shape(cs.design_metrics, scenario, design)
+        shapes = jax.eval_shape(design_metrics, scenario, design)
         _NAMES[key] = tuple(k for k in shapes if k != "status")
     return _NAMES[key]
 

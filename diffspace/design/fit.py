@@ -36,6 +36,7 @@ import numpy as np
 from ..scenarios import AbstractScenario, FitData, Parameter
 from ..status import ConfigError, SolverFailure, failed
 from . import cases as cs
+from .gradient import design_metrics
 from .least_squares import FitResult, least_squares
 
 _OPTIONS = {"parameters", "initial", "bounds", "initial_grid", "max_iter"}
@@ -97,7 +98,7 @@ class _Model:
         self.row_jacobian = jax.jit(jax.vmap(jax.jacrev(self._row), in_axes=(None, 0)))
 
     def _row(self, params: dict, conditions: dict) -> dict:
-        m = cs.design_metrics(self.scenario, {**conditions, **params})
+        m = design_metrics(self.scenario, {**conditions, **params})
         ok = ~failed(m["status"])
         return {k: jnp.where(ok, m[k], jnp.nan) for k in self.names}
 

@@ -28,6 +28,7 @@ import numpy as np
 from ..io.results import plot_panels, write_timeseries
 from ..scenarios import AbstractScenario
 from . import cases as cs
+from .gradient import design_metrics
 from .optimize_report import best_sweep_rows, report, sweep_columns, sweep_table
 from .problem import Problem, barrier
 
@@ -43,7 +44,7 @@ def _design(problem: Problem, z, choice) -> dict:
 
 
 def _loss(z, scenario: AbstractScenario, choice, scale, problem: Problem):
-    m = cs.design_metrics(scenario, _design(problem, z, choice))
+    m = design_metrics(scenario, _design(problem, z, choice))
     value, g = problem.objective(m), problem.g(m)
     loss = -value / scale + problem.options["barrier_weight"] * jnp.sum(barrier(g))
     return loss, (value, g, problem.usable(m, m["status"]))
@@ -52,7 +53,7 @@ def _loss(z, scenario: AbstractScenario, choice, scale, problem: Problem):
 def _jet(z, scenario, choice, problem):
     """Objective, constraints, their gradients with respect to ``z`` and usability (for the polish)."""
     def parts(zz):
-        m = cs.design_metrics(scenario, _design(problem, zz, choice))
+        m = design_metrics(scenario, _design(problem, zz, choice))
         return (problem.objective(m), problem.g(m)), problem.usable(m, m["status"])
 
     (value, g), pullback, usable = jax.vjp(parts, z, has_aux=True)

@@ -1,6 +1,8 @@
 """Diffrax drivers: free floating-base motion, hybrid (event-driven) systems and their event root finder, and
-constrained (index-1 + Baumgarte + projection) dynamics in any coordinates."""
+constrained (index-1 + Baumgarte + projection) dynamics in any coordinates; the differentiation mode of every
+solve (:mod:`~diffspace.integrate.adjoint`)."""
 
+from .adjoint import forward_mode, solve_adjoint
 from .constrained import (
     AbstractConstrainedSystem,
     ConstraintRows,
@@ -31,12 +33,14 @@ __all__ = [
     "constrained_accelerations",
     "constraint_rows",
     "constraint_velocity",
+    "forward_mode",
     "hybrid_solve",
     "kkt_solve",
     "output_multipliers",
     "project_positions",
     "project_velocities",
     "simulate",
+    "solve_adjoint",
     "solve_constrained",
     "violation",
 ]

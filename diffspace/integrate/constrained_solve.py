@@ -18,6 +18,7 @@ from .constrained import (
     project_positions,
     project_velocities,
 )
+from .adjoint import solve_adjoint
 
 
 class ConstrainedSolution(eqx.Module):
@@ -150,6 +151,7 @@ def solve_constrained(
         stepsize_controller=diffrax.PIDController(rtol=rtol, atol=atol, dtmax=dtmax),
         max_steps=max_steps,
         throw=False,
+        adjoint=solve_adjoint(),
     )
     q, w = sol.ys
     if stabilization.project:  # output points lie inside steps: project them as well

@@ -12,6 +12,7 @@ from jaxtyping import Array, Float, Int
 from ..dynamics import BaseMotion, configuration_derivative, restricted_dynamics
 from ..robot import Robot
 from ..status import SolverFailure, Status, flag
+from .adjoint import solve_adjoint
 
 
 class Trajectory(eqx.Module):
@@ -69,6 +70,7 @@ def simulate(
         stepsize_controller=diffrax.PIDController(rtol=rtol, atol=atol),
         max_steps=max_steps,
         throw=False,
+        adjoint=solve_adjoint(),
         progress_meter=diffrax.TqdmProgressMeter() if progress else diffrax.NoProgressMeter(),
     )
     check_result(sol.result, "free-floating motion")

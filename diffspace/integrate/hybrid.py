@@ -13,6 +13,7 @@ from jaxtyping import Array
 
 from ..status import Status
 from .event_root import SafeguardedNewton
+from .adjoint import solve_adjoint
 
 
 class HybridSolution(eqx.Module):
@@ -84,6 +85,7 @@ def hybrid_solve(
             term, solver, t0=t_start, t1=t_final, dt0=None, y0=y, args=mode,
             saveat=diffrax.SaveAt(subs=[diffrax.SubSaveAt(ts=jnp.clip(grid, t_start, t_final)), diffrax.SubSaveAt(t1=True)]),
             stepsize_controller=controller, event=events, max_steps=max_steps, throw=False,
+            adjoint=solve_adjoint(),
         )
         grid_ys, (t_end_arr, end_ys) = sol.ys[0], (sol.ts[1], sol.ys[1])
         t_end = t_end_arr[0]

@@ -56,6 +56,7 @@ from ...actuation.drive import Drive
 from ...bodies import Rope, Shaft, SnareRings, arc_guess, equilibrium
 from ...bodies.rope import assemble
 from ...contact import AbstractContactLaw, safe_power
+from ...integrate import solve_adjoint
 from ...spatial import safe_norm
 
 
@@ -185,6 +186,7 @@ def closing_solve(model: ClosingModel, y0: ClosingState, t_end, *, rtol=1e-6, at
         diffrax.ODETerm(closing_field), diffrax.Tsit5(), t0=0.0, t1=t_end, dt0=None, y0=y0, args=model,
         saveat=diffrax.SaveAt(ts=jnp.linspace(0.0, t_end, n_save)),
         stepsize_controller=diffrax.PIDController(rtol=rtol, atol=atol), max_steps=max_steps, throw=False,
+        adjoint=solve_adjoint(),
     )
 
 
