@@ -2,7 +2,9 @@
 
 Each scenario is built from its shipped config exactly as ``diffspace run`` does. The forward program is
 ``scenario.simulate(scenario.params)``; the gradient program is ``jax.grad`` of the scenario's headline metric
-with respect to its headline design variable (``AbstractScenario.headline``). Both are AOT-compiled with
+with respect to its headline design variable (``AbstractScenario.headline``) through
+:func:`diffspace.design.gradient.design_metrics`, the function every design command differentiates (forward
+mode inside a reverse-mode rule). Both are AOT-compiled with
 ``jax.jit(fn).lower(...).compile()``; trace + compile seconds are reported separately from one timed call of
 the compiled program after a warm-up call. Nothing is timed in tests.
 """
@@ -42,6 +44,7 @@ def _programs(name: str):
     import jax
     import jax.numpy as jnp
 
+    from ...design.gradient import design_metrics
     from ..commands import load
 
     loaded = load(packaged_config(CONFIGS[name]), [])
@@ -55,7 +58,7 @@ def _programs(name: str):
     metric, key = scenario.headline
 
     def headline(x, s):
-        return s.metrics(s.with_design(s.params, {key: x}))[metric]
+        return design_metrics(s, {key: x})[metric]
 
     return (forward, (scenario,)), (jax.grad(headline), (jnp.asarray(design_start(loaded, key)), scenario))
 
