@@ -18,7 +18,7 @@ calls; batches of states are faster still with ``jax.vmap`` (per-sample cost at 
 
 Arguments after the robot follow the eager rule: arrays are traced, hashable values (``None``, strings such as
 ``kernel="crba"``, booleans) are static and select a program. Outside Python loops (inside ``jit``, ``vmap``,
-``grad``) use the plain functions: they inline into the surrounding program.
+``grad``) use the plain functions: they nest in the surrounding program (:mod:`diffspace.eager`).
 """
 
 from __future__ import annotations

@@ -25,7 +25,8 @@ paper's eq. (8) with ``H`` of eq. (7).
 
 All functions are pure. The public ones compile once per robot topology for eager calls
 (:func:`diffspace.eager.eager_jit`: the robot's arrays are passed as arguments, so a call from Python costs
-tens of microseconds) and simply inline inside an outer ``jit``/``vmap``/``grad``.
+tens of microseconds) and nest inside an outer ``jit``/``vmap``/``grad`` as that same jit, traced once per
+program however many places call them.
 """
 
 from __future__ import annotations

@@ -4,12 +4,14 @@ r"""Fast eager calls of the robot functions: one cached ``jax.jit`` per robot to
 costs several hundred microseconds: 100-300x Pinocchio's ``aba`` for a call that computes in a few. The
 :func:`eager_jit` decorator instead
 
-* runs the function inline when any argument is a JAX tracer (inside ``jit``, ``vmap``, ``grad``, ``scan``:
-  the outer transformation compiles it with everything else, nothing is cached);
-* otherwise flattens the robot once per robot *object* (robots are immutable; the leaves are kept in a
-  weak-keyed table) and calls a ``jax.jit`` compiled once per topology (the robot's treedef, which holds
-  its static fields) and per static-argument pattern, with the robot's arrays passed as arguments. A new
-  robot of the same structure (another mass, another link length) reuses the compiled program.
+* flattens the robot once per robot *object* (robots are immutable; the leaves are kept in a weak-keyed
+  table) and calls a ``jax.jit`` made once per topology (the robot's treedef, which holds its static fields)
+  and per static-argument pattern, with the robot's arrays passed as arguments. A new robot of the same
+  structure (another mass, another link length) reuses the compiled program;
+* inside ``jit``, ``vmap``, ``grad`` or ``scan`` (traced arguments, or a traced robot) the same jit nests in
+  the outer program: JAX traces it once per argument shapes and reuses that trace (and its derivatives) at
+  every call site, which shortens the tracing of scenarios that evaluate the dynamics in many places (the
+  vector field, event conditions, event transitions). XLA inlines it, so the compiled code is unchanged.
 
 Recommended patterns, fastest first: batch states with ``jax.vmap`` (per-sample cost at or below
 Pinocchio's), put time loops inside one ``jax.jit`` with ``jax.lax.scan``, and only then call the functions

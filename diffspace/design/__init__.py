@@ -3,6 +3,7 @@
 from ..scenarios import COMMAND_SECTIONS as SECTIONS
 from .cases import CaseBuilder, get_key, set_key
 from .fit import parse_fit, run_fit
+from .gradient import design_metrics
 from .least_squares import FitResult, least_squares
 from .optimize import run_optimize
 from .problem import Problem, parse_problem
@@ -17,6 +18,7 @@ __all__ = [
     "Problem",
     "SweepSpec",
     "check_disk",
+    "design_metrics",
     "get_key",
     "least_squares",
     "parse_fit",

@@ -5,9 +5,9 @@ Every ``diffrax.diffeqsolve`` of diffspace takes its ``adjoint`` from :func:`sol
 * ``diffrax.RecursiveCheckpointAdjoint()`` (default): reverse mode (``jax.grad``, ``jax.vjp``) with
   checkpointing; forward mode (``jax.jvp``) raises.
 * ``diffrax.ForwardMode()`` inside ``with forward_mode():``: forward mode only. For few inputs it is the
-  cheaper derivative: on the 2-core machine the gradient of the ejection metric with respect to one design
-  variable compiles in ~28 s instead of ~58 s (flexible arm: 21 s against 71 s), because the solve's
-  linearisation is not transposed and no checkpointing loop is built.
+  cheaper derivative: on the 2-core machine the gradient of the ejection's headline metric with respect to
+  one design variable compiles in 25 s instead of 74 s (flexible arm: 13 s against 71 s; capture 47 s
+  against 138 s), because the solve's linearisation is not transposed and no checkpointing loop is built.
 
 The choice is read when a solve is *traced*: a ``jax.jit`` program traced in one mode keeps that mode when it
 is called later inside or outside the context. :func:`diffspace.design.design_metrics` enters the context
