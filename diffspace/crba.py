@@ -23,6 +23,8 @@ needed between bodies:
 
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -44,21 +46,34 @@ def ancestor_mask(parents) -> np.ndarray:
     return mask
 
 
+@functools.lru_cache(maxsize=None)
+def ancestor_pairs(parents: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Static ``(ancestor, descendant, on_one_branch)`` tables over the joint pairs ``(r, c)`` (joint ``k`` is
+    body ``k + 1``): for ``r`` an ancestor of ``c`` (or ``c`` itself) ``(r, c, 1)``, for ``c`` an ancestor of
+    ``r`` ``(c, r, 1)``, and ``(0, 0, 0)`` for joints on different branches."""
+    on_path = ancestor_mask(parents)[1:, 1:] > 0
+    rows, cols = np.indices(on_path.shape)
+    ancestor = np.where(on_path, rows, np.where(on_path.T, cols, 0))
+    descendant = np.where(on_path, cols, np.where(on_path.T, rows, 0))
+    return ancestor, descendant, (on_path | on_path.T).astype(float)
+
+
 def composite_mass_matrix(
     robot: Robot, rot: Float[Array, "nb 3 3"], pos: Float[Array, "nb 3"], subspace: Float[Array, "nb 6"]
 ) -> Float[Array, "nv nv"]:
     """Joint-space inertia ``H(q)`` by the composite-rigid-body algorithm (module docstring)."""
     nb = len(robot.parents)
-    ancestors = ancestor_mask(robot.parents)
     moment, rot_inertia = compact_inertias(robot, rot, pos)
     packed = jnp.concatenate([robot.mass[:, None], moment, rot_inertia.reshape(nb, 9)], axis=1)
     comp = subtree_sums(robot.parents, packed)
     mass_c, moment_c, inertia_c = comp[:, 0], comp[:, 1:4], comp[:, 4:].reshape(nb, 3, 3)
     lin, ang = subspace[1:, :3], subspace[1:, 3:]
+    inertia_ang = sum(inertia_c[1:, :, k] * ang[:, None, k] for k in range(3))  # I_o w, as elementwise loops
     force = jnp.concatenate([mass_c[1:, None] * lin - jnp.cross(moment_c[1:], ang),
-                             jnp.cross(moment_c[1:], lin) + matvec(inertia_c[1:], ang)], axis=1)  # F_j, (n, 6)
-    pairs = jnp.einsum("ik,jk->ij", subspace[1:], force)  # S_i^T F_j
-    joints = jnp.where(ancestors[1:, 1:] > 0, pairs, jnp.where(ancestors[1:, 1:].T > 0, pairs.T, 0.0))
+                             jnp.cross(moment_c[1:], lin) + inertia_ang], axis=1)  # F_j, (n, 6)
+    ancestor, descendant, on_one_branch = ancestor_pairs(tuple(robot.parents))
+    sub_a, force_d = subspace[1:][ancestor], force[descendant]
+    joints = on_one_branch * sum(sub_a[..., k] * force_d[..., k] for k in range(6))  # S_a^T F_d
     top = jnp.concatenate([spatial_inertia(mass_c[0], moment_c[0], inertia_c[0]), force.T], axis=1)
     return jnp.concatenate([top, jnp.concatenate([force, joints], axis=1)], axis=0)
 
