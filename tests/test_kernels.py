@@ -16,7 +16,7 @@ from random_robots import write_random_robot
 import diffspace as ds
 from diffspace import dynamics, eager
 from diffspace.aba import articulated_body_algorithm, solve_spd6
-from diffspace.crba import dof_parents, ltdl_factor, ltdl_solve, rnea_bias
+from diffspace.crba import ancestor_pairs, dof_parents, ltdl_factor, ltdl_solve, rnea_bias
 from diffspace.tree_pass import tree_motion
 
 GRAVITY = np.array([0.3, -1.2, -9.81])
@@ -86,6 +86,34 @@ def test_ltdl_has_no_fill_in_and_solves():
     assert np.allclose(np.tril(factor, -1), np.tril(lower, -1), atol=1e-12, rtol=0)
     rhs = rng.normal(size=nv)
     assert _rel(ltdl_solve(jnp.asarray(factor), dof_parent, jnp.asarray(rhs)), np.linalg.solve(h, rhs)) < 1e-12
+
+
+def test_ancestor_pair_tables_of_a_branched_tree():
+    """Joint pairs on one branch map to (ancestor, descendant) symmetrically; pairs across branches to 0."""
+    parents = (-1, 0, 1, 1, 0, 4)  # joints 0-4 are bodies 1-5: joint 0 forks into 1 and 2; 3 -> 4 a second branch
+    ancestor, descendant, on_one_branch = ancestor_pairs(parents)
+    expected_branch = np.array([[1, 1, 1, 0, 0], [1, 1, 0, 0, 0], [1, 0, 1, 0, 0], [0, 0, 0, 1, 1], [0, 0, 0, 1, 1]])
+    np.testing.assert_array_equal(on_one_branch, expected_branch)
+    np.testing.assert_array_equal(ancestor, ancestor.T)
+    np.testing.assert_array_equal(descendant, descendant.T)
+    assert ancestor[0, 2] == 0 and descendant[0, 2] == 2 and ancestor[4, 3] == 3 and descendant[4, 3] == 4
+
+
+def test_spd_solve_value_and_derivatives_match_a_general_solve():
+    """``spd_solve`` (Cholesky, implicit derivatives through the same factor): value, JVP, gradient and vmap
+    against ``jnp.linalg.solve`` differentiated by JAX's own rules."""
+    rng = np.random.default_rng(7)
+    m = rng.normal(size=(5, 5))
+    a, b = jnp.asarray(m @ m.T + 5.0 * np.eye(5)), jnp.asarray(rng.normal(size=5))
+    da = rng.normal(size=(5, 5))
+    da, db = jnp.asarray(da + da.T), jnp.asarray(rng.normal(size=5))
+    for ours, ref in zip(jax.jvp(dynamics.spd_solve, (a, b), (da, db)), jax.jvp(jnp.linalg.solve, (a, b), (da, db))):
+        assert _rel(ours, ref) < 1e-13
+    loss = lambda solve: lambda a_, b_: jnp.sum(jnp.sin(solve(a_, b_)))  # noqa: E731
+    for ours, ref in zip(jax.grad(loss(dynamics.spd_solve), (0, 1))(a, b), jax.grad(loss(jnp.linalg.solve), (0, 1))(a, b)):
+        assert _rel(ours, ref) < 1e-13
+    batched = jax.vmap(dynamics.spd_solve)(jnp.stack([a, 2.0 * a]), jnp.stack([b, b]))
+    assert _rel(batched[1], 0.5 * np.linalg.solve(np.asarray(a), np.asarray(b))) < 1e-13
 
 
 def test_solve_spd6():
