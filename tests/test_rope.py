@@ -94,6 +94,46 @@ def test_bend_vectors_are_signed_planar_angles_and_smooth_when_straight():
     assert float(h[2, 1, 2, 1]) == pytest.approx(1.5 * (1 + 4 + 1) / 0.02**2, rel=1e-9)
 
 
+@pytest.mark.parametrize("end_condition", ["pinned", "clamped"])
+def test_element_gradient_and_hessian_match_autodiff_of_the_whole_energy(end_condition):
+    """The element assembly (per-section and per-bend-triple derivatives scattered onto their nodes, clamps as
+    triples with offset points) against autodiff of the whole-rope energy written with the global
+    ``bend_vectors``/``clamp_bend_vectors`` (1e-12 relative), on a random 3D shape; and the custom JVP of
+    ``stiff_gradient`` (Hessian times the node tangent, autodiff in the parameters and fittings) against
+    plain forward mode through ``elastic_gradient``."""
+    from diffspace.bodies.rope_elements import elastic_gradient, elastic_hessian, stiff_gradient
+
+    rope = Rope.uniform(0.3, 7, 0.0365, 2e3, 0.5, rest_bend_total=-0.4, compression_ratio=0.3,
+                        end_condition=end_condition)
+    rng = np.random.default_rng(7)
+    x = jnp.asarray(np.stack([np.linspace(0.0, 0.26, 8), 0.05 * rng.standard_normal(8), 0.02 * rng.standard_normal(8)], 1))
+    attach = _ATTACH if end_condition == "clamped" else None
+
+    def energy(y, fittings):  # the rope's energy from the global bend-vector functions
+        stretch = jnp.linalg.norm(y[1:] - y[:-1], axis=1) - rope.rest_lengths
+        gain = jnp.where(stretch > 0.0, 1.0, rope.compression_ratio)
+        axial = 0.5 * jnp.sum(rope.axial_stiffness * gain * stretch**2)
+        bends = 0.5 * rope.bending_stiffness * jnp.sum((bend_vectors(y) - rope.rest_bend) ** 2)
+        clamps = 0.0 if fittings is None else 0.5 * rope.bending_stiffness * jnp.sum(clamp_bend_vectors(y, fittings) ** 2)
+        return axial + bends + clamps
+
+    assert float(rope.elastic_energy(x, attach)) == pytest.approx(float(energy(x, attach)), rel=1e-13)
+    g_ref, h_ref = jax.grad(energy)(x, attach), jax.hessian(energy)(x, attach)
+    np.testing.assert_allclose(elastic_gradient(rope, x, attach), g_ref, rtol=1e-12, atol=1e-12 * float(jnp.max(jnp.abs(g_ref))))
+    np.testing.assert_allclose(elastic_hessian(rope, x, attach), h_ref, rtol=1e-12, atol=1e-12 * float(jnp.max(jnp.abs(h_ref))))
+
+    def gradient_of(fn, k_tor, y, fittings):
+        return fn(eqx.tree_at(lambda r: r.bending_stiffness, rope, k_tor), y, fittings)
+
+    dx = jnp.asarray(rng.standard_normal(x.shape))
+    primals, tangents = (rope.bending_stiffness, x, attach), (jnp.asarray(0.3), dx, None if attach is None else 0.1 * attach)
+    custom = jax.jvp(lambda *a: gradient_of(stiff_gradient, *a), primals, tangents)[1]
+    plain = jax.jvp(lambda *a: gradient_of(elastic_gradient, *a), primals, tangents)[1]
+    np.testing.assert_allclose(custom, plain, rtol=1e-10, atol=1e-10 * float(jnp.max(jnp.abs(plain))))
+    only_x = jax.jvp(lambda y: stiff_gradient(rope, y, attach), (x,), (dx,))[1]
+    np.testing.assert_allclose(only_x, jnp.einsum("iajb,jb->ia", h_ref, dx), rtol=1e-10, atol=1e-10 * float(jnp.max(jnp.abs(only_x))))
+
+
 @jax.jit
 def _excess_energy(rope, xi, v0, first, last, attach=None):
     """Vibration energy above the prestressed equilibrium ``xi`` along a free motion (ends fixed)."""

@@ -61,6 +61,15 @@ from jaxtyping import Array, ArrayLike, Float
 
 from ..spatial import safe_norm
 from ..contact.forces import ContactLaw
+from .rope_elements import (
+    axial_gain,
+    bend_vector,
+    elastic_gradient,
+    section_energies,
+    stiff_gradient,
+    triple_energies,
+    triple_points,
+)
 
 END_CONDITIONS = ("pinned", "clamped")
 
@@ -72,30 +81,15 @@ def node_masses(linear_density: ArrayLike, rest_lengths: Float[ArrayLike, " N"])
 
 
 def bend_vectors(x: Float[Array, "N1 3"]) -> Float[Array, "Nm1 3"]:
-    r"""Rotation vectors ``phi_i = beta_i b_i`` at the interior nodes (Eq. (37) angles, with direction).
-
-    With ``e = d_{i-1} / |d_{i-1}|`` and ``f = d_i / |d_i|``: ``sin beta b = e x f``, ``cos beta = e . f`` and
-    ``phi = (e x f) beta / sin beta``. The factor ``beta / sin beta`` uses its Taylor series near 0, so the
-    bending energy has finite first and second derivatives for a straight rope.
-    """
-    d = x[1:] - x[:-1]
-    e = d / safe_norm(d)[:, None]
-    u = jnp.cross(e[:-1], e[1:])  # sin(beta) b
-    cos_b = jnp.sum(e[:-1] * e[1:], axis=-1)
-    s2 = jnp.sum(u * u, axis=-1)
-    small = s2 < 1e-12
-    s = jnp.sqrt(jnp.where(small, 1.0, s2))
-    exact = jnp.arctan2(s, cos_b) / s
-    series = 1.0 / cos_b - s2 / (3.0 * cos_b**3)  # atan(s/c)/s for s -> 0 (c > 0)
-    return u * jnp.where(small, series, exact)[:, None]
+    """Rotation vectors ``phi_i = beta_i b_i`` at the interior nodes (Eq. (37) angles, with direction;
+    :func:`~diffspace.bodies.rope_elements.bend_vector`)."""
+    return bend_vector(x[:-2], x[1:-1], x[2:])
 
 
 def clamp_bend_vectors(x: Float[Array, "N1 3"], attach: Float[Array, "2 3"]) -> Float[Array, "2 3"]:
     """Rotation vectors ``phi_A`` (fitting axis ``t_A`` -> first section) and ``phi_B`` (last section ->
     fitting axis ``t_B``) of the two clamps; ``attach = [t_A, t_B]`` in node order (see the module notes)."""
-    head = bend_vectors(jnp.stack([x[0] - attach[0], x[0], x[1]]))
-    tail = bend_vectors(jnp.stack([x[-2], x[-1], x[-1] + attach[1]]))
-    return jnp.concatenate([head, tail])
+    return bend_vector(jnp.stack([x[0] - attach[0], x[-2]]), jnp.stack([x[0], x[-1]]), jnp.stack([x[1], x[-1] + attach[1]]))
 
 
 class Rope(eqx.Module):
@@ -146,32 +140,36 @@ class Rope(eqx.Module):
 
     # ------------------------------------------------------------------ energies
     def _axial_gain(self, stretch):
-        """1 in tension, ``compression_ratio`` in compression (stiffness and damping alike)."""
-        return jnp.where(stretch > 0.0, 1.0, self.compression_ratio)
-
-    def axial_energy(self, x: Float[Array, "N1 3"]) -> Float[Array, ""]:
-        """``sum k(dl) dl^2 / 2``, ``dl = |x_{i+1} - x_i| - l_i`` (Eq. (26) without damping)."""
-        stretch = safe_norm(x[1:] - x[:-1]) - self.rest_lengths
-        return 0.5 * jnp.sum(self.axial_stiffness * self._axial_gain(stretch) * stretch**2)
+        return axial_gain(stretch, self.compression_ratio)
 
     @property
     def clamped(self) -> bool:
         return self.end_condition == "clamped"
 
-    def _bends(self, x, attach) -> Float[Array, "M 3"]:
-        """Bend rotation vectors: interior nodes, then (clamped) the two clamps."""
+    def fittings(self, attach) -> Float[Array, "2 3"] | None:
+        """The fitting axes as an array (``None`` for a pinned rope); a clamped rope needs them."""
         if not self.clamped:
-            return bend_vectors(x)
+            return None
         if attach is None:
             raise ValueError("a clamped rope needs its fitting axes: pass attach = [t_A, t_B] (shape (2, 3))")
-        return jnp.concatenate([bend_vectors(x), clamp_bend_vectors(x, jnp.asarray(attach, float))])
+        return jnp.asarray(attach, float)
 
-    def _rest_bends(self) -> Float[Array, "M 3"]:
+    def _bends(self, x, attach) -> Float[Array, "M 3"]:
+        """Bend rotation vectors of every bend triple: interior nodes, then (clamped) the two clamps."""
+        points = triple_points(x, self.fittings(attach), self.clamped)
+        return bend_vector(points[:, 0], points[:, 1], points[:, 2])
+
+    def rest_bends(self) -> Float[Array, "M 3"]:
+        """Rest rotation vectors of the bend triples (the clamps' are zero)."""
         return jnp.concatenate([self.rest_bend, jnp.zeros((2, 3))]) if self.clamped else self.rest_bend
+
+    def axial_energy(self, x: Float[Array, "N1 3"]) -> Float[Array, ""]:
+        """``sum k(dl) dl^2 / 2``, ``dl = |x_{i+1} - x_i| - l_i`` (Eq. (26) without damping)."""
+        return jnp.sum(section_energies(self, x))
 
     def bending_energy(self, x: Float[Array, "N1 3"], attach=None) -> Float[Array, ""]:
         """``sum k_tor |phi_i - phi_i0|^2 / 2`` (Eq. (39)), plus the clamps' ``k_tor |phi|^2 / 2`` if clamped."""
-        return 0.5 * self.bending_stiffness * jnp.sum((self._bends(x, attach) - self._rest_bends()) ** 2)
+        return jnp.sum(triple_energies(self, x, self.fittings(attach)))
 
     def elastic_energy(self, x: Float[Array, "N1 3"], attach=None) -> Float[Array, ""]:
         return self.axial_energy(x) + self.bending_energy(x, attach)
@@ -211,7 +209,7 @@ class Rope(eqx.Module):
 
     def internal_forces(self, x, v, attach=None, attach_rate=None) -> Float[Array, "N1 3"]:
         """Elastic (``-dV/dx``) plus damping forces on every node."""
-        return -jax.grad(self.elastic_energy)(x, attach) + self.damping_forces(x, v, attach, attach_rate)
+        return -elastic_gradient(self, x, self.fittings(attach)) + self.damping_forces(x, v, attach, attach_rate)
 
 
 def assemble(x_inner: Float[Array, "Nm1 3"], first: Float[Array, "3"], last: Float[Array, "3"]) -> Float[Array, "N1 3"]:
@@ -237,7 +235,7 @@ def total_energy(rope: Rope, x, v, attach=None) -> Float[Array, ""]:
 # ---------------------------------------------------------------------------------------------- statics
 def static_residual(rope: Rope, x_inner, first, last, external=None, attach=None) -> Float[Array, "Nm1 3"]:
     """Static force balance of the interior nodes, Eqs. (35)/(40): ``-dV/dx_i + F_i`` (zero at equilibrium)."""
-    g = -jax.grad(lambda xi: rope.elastic_energy(assemble(xi, first, last), attach))(x_inner)
+    g = -stiff_gradient(rope, assemble(x_inner, first, last), rope.fittings(attach))[1:-1]
     return g if external is None else g + external
 
 

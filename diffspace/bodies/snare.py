@@ -38,6 +38,7 @@ from jaxtyping import Array, Float
 from ..contact.forces import AbstractContactLaw
 from ..contact.virtual_spring import fit_polynomial
 from .rope import Rope, Shaft, assemble, equilibrium, pressed_equilibrium
+from .rope_elements import elastic_hessian
 
 APPROACHES = ("against_bow", "along_bow")
 
@@ -231,15 +232,19 @@ class VirtualSpring(eqx.Module):
 
 
 def virtual_spring(model: SnareModel, x_eq, node) -> VirtualSpring:
-    """The paper's virtual spring at ``node`` (0-based): static pressing curve over ``model.fit_depths`` and
-    the polynomial fitted to the points up to the first one whose force exceeds ``F_A = fit_max_force``
-    (Section 3.2: fit over ``F_c in [0, F_A]``; a softening node that never reaches ``F_A`` uses the whole
-    depth range)."""
-    forces, ok = pressing_curve(model, x_eq, node)
+    """The paper's virtual spring at ``node`` (0-based): static pressing curve over ``model.fit_depths``
+    (:func:`pressing_curve`) and its polynomial (:func:`fit_virtual_spring`)."""
+    return fit_virtual_spring(model, *pressing_curve(model, x_eq, node))
+
+
+def fit_virtual_spring(model: SnareModel, forces: Float[Array, " K"], converged) -> VirtualSpring:
+    """The polynomial of a pressing curve ``forces`` at ``model.fit_depths``, fitted to the points up to the
+    first one whose force exceeds ``F_A = fit_max_force`` (Section 3.2: fit over ``F_c in [0, F_A]``; a
+    softening node that never reaches ``F_A`` uses the whole depth range)."""
     keep = jnp.cumprod(forces <= model.fit_max_force).astype(float)
     keep = keep.at[: model.degree + 1].set(1.0)  # always enough points to determine the polynomial
     limit = jnp.max(jnp.where(keep > 0.0, model.fit_depths, 0.0))
-    return VirtualSpring(fit_polynomial(model.fit_depths, forces, model.degree, keep), forces, limit, ok)
+    return VirtualSpring(fit_polynomial(model.fit_depths, forces, model.degree, keep), forces, limit, converged)
 
 
 def node_table(model: SnareModel, nodes) -> tuple[Float[Array, "K p"], Float[Array, " K"], bool]:
@@ -253,10 +258,9 @@ def node_table(model: SnareModel, nodes) -> tuple[Float[Array, "K p"], Float[Arr
 def stiffness_profile(model: SnareModel, x_eq) -> Float[Array, " Nm1"]:
     """Linearised virtual-spring stiffness ``k_v(0) = 1 / (u^T K^-1 u)`` [N/m] at every interior node, with
     ``K`` the Hessian of the elastic energy at the initial shape and ``u`` the node's approach direction."""
-    first, last = x_eq[0], x_eq[-1]
     n = model.rope.n_sections - 1
-    attach = model.rings.attachments(0.0)
-    hess = jax.hessian(lambda xi: model.rope.elastic_energy(assemble(xi, first, last), attach))(x_eq[1:-1])
+    attach = model.rope.fittings(model.rings.attachments(0.0))
+    hess = elastic_hessian(model.rope, x_eq, attach)[1:-1, :, 1:-1, :]
     compliance = jnp.linalg.inv(hess.reshape(3 * n, 3 * n))
 
     def k_at(node):

@@ -16,7 +16,7 @@ from .constrained import (
     violation,
 )
 from .constrained_solve import ConstrainedSolution, ProjectedSolver, output_multipliers, solve_constrained
-from .event_root import SafeguardedNewton
+from .event_root import EventRootFinder
 from .free import Trajectory, check_result, simulate
 from .hybrid import HybridSolution, hybrid_solve
 
@@ -26,7 +26,7 @@ __all__ = [
     "ConstraintRows",
     "HybridSolution",
     "ProjectedSolver",
-    "SafeguardedNewton",
+    "EventRootFinder",
     "Stabilization",
     "Trajectory",
     "check_result",

@@ -12,7 +12,7 @@ from jax import lax
 from jaxtyping import Array
 
 from ..status import Status
-from .event_root import SafeguardedNewton
+from .event_root import EventRootFinder
 from .adjoint import solve_adjoint
 
 
@@ -59,8 +59,8 @@ def hybrid_solve(
 
     ``vector_field(t, y, mode)`` gives ``dy/dt``; each of ``conditions`` maps ``(t, y, mode)`` to a scalar
     that stays positive while ``mode`` holds; the first to cross zero ends the segment (a Diffrax event,
-    located on the dense output by a Newton root find safeguarded by the step's sign bracket,
-    :class:`~diffspace.event_root.SafeguardedNewton`, so the event time is differentiable by the implicit
+    located on the dense output inside the step's sign bracket by a derivative-free false-position search,
+    :class:`~diffspace.integrate.event_root.EventRootFinder`; the event time is differentiable by the implicit
     function theorem); ``transition(t, y, mode)`` returns the state and mode the next segment starts from.
     Segments are iterated by ``lax.scan`` over ``max_segments`` (a bounded, reverse-differentiable loop; a
     finished run turns the remaining segments into zero-length solves). The state is saved at ``n_save`` equally
@@ -72,7 +72,7 @@ def hybrid_solve(
     def first_condition(t, y, args, **kwargs):  # one event: cheaper to trace than one per condition
         return jnp.min(jnp.stack([jnp.asarray(c(t, y, args), dtype=float) for c in conditions]))
 
-    events = diffrax.Event(first_condition, root_finder=SafeguardedNewton(rtol=1e-12, atol=1e-12), direction=False)
+    events = diffrax.Event(first_condition, root_finder=EventRootFinder(rtol=1e-12, atol=1e-12), direction=False)
     controller = diffrax.PIDController(rtol=rtol, atol=atol, dtmax=dtmax)
     term = diffrax.ODETerm(lambda t, y, mode: vector_field(t, y, mode))
     solver = solver or diffrax.Tsit5()

@@ -160,13 +160,13 @@ class CaptureModel(eqx.Module):
     def target_accel(self, quat, omega, force, torque_world):
         """CoM acceleration (world) and angular acceleration (body) under a force and a moment about the CoM."""
         rot = spatial.quat_to_rotation(quat)
-        torque = rot.T @ torque_world
+        torque = torque_world @ rot  # body frame
         inertia = self.target_inertia
         free_lin = force / self.target_mass
-        free_ang = jnp.linalg.solve(inertia, torque - jnp.cross(omega, inertia @ omega))
+        free_ang = spatial.solve3(inertia, torque - jnp.cross(omega, inertia @ omega))
         # air table: translation in the plane, rotation about its normal only (the table takes the rest)
         normal = self.plane_normal
-        axis = rot.T @ normal
+        axis = normal @ rot
         plane_lin = (force - (force @ normal) * normal) / self.target_mass
         plane_ang = axis * (axis @ torque) / (axis @ inertia @ axis)
         planar = self.planar > 0.5
@@ -176,7 +176,7 @@ class CaptureModel(eqx.Module):
     def gap(self, tip, tip_vel, x, quat, vel, omega):
         """``(delta, delta_dot, normal (world), on-surface margin)`` from the tip point and the target state."""
         rot = spatial.quat_to_rotation(quat)
-        s = rot.T @ (tip - x) + self.target_com
+        s = (tip - x) @ rot + self.target_com  # rot^T (tip - x)
         distance, normal0 = self.surface.distance(s)
         normal = rot @ normal0
         rel = tip_vel - vel - jnp.cross(rot @ omega, tip - x)
@@ -225,28 +225,23 @@ class CaptureModel(eqx.Module):
         return jax.jvp(lambda *a: self.gap(*a)[1], primals, tangents)[1]
 
     def condition(self, t, y, mode: ContactMode):
-        """Positive while ``mode`` holds (dimensionless): see the module docstring for each phase."""
-        delta, u, _, _ = self.lean_gap(y)
+        """Positive while ``mode`` holds (dimensionless): see the module docstring for each phase. Free flight
+        needs only the placements-only gap; the contact phases share one dynamics evaluation."""
         d_ref, v_ref = jax.lax.stop_gradient(self.scales)
-        x = delta / d_ref
-        v0 = jnp.where(mode.impact_speed > 0, mode.impact_speed, v_ref)
 
-        def force_rate():
-            return self.law.force_rate_indicator(delta, u, self.delta_ddot(y, mode), v0)
+        def free_flight():  # approach: until the touch; separated: until a new approach past the offset
+            x = self.lean_gap(y)[0] / d_ref
+            return jnp.where(mode.phase == APPROACH, -x, _RECONTACT_OFFSET - x)
 
-        def approach():
-            return -x
+        def in_contact():  # loading: until dF/dt = 0 (a peak); unloading: until the release, or dF/dt = 0 again
+            c = self.contact(y)
+            delta, u = c["delta"], c["delta_dot"]
+            v0 = jnp.where(mode.impact_speed > 0, mode.impact_speed, v_ref)
+            rate = self.law.force_rate_indicator(delta, u, self.delta_ddot(y, mode, c), v0)
+            unloading = jnp.minimum(self._released(delta, u, v0, delta / d_ref), -rate)  # (a valley: a second hump)
+            return jnp.where(mode.phase == LOADING, rate, unloading)
 
-        def loading():  # the force rises until dF/dt = 0 (a peak)
-            return force_rate()
-
-        def unloading():  # ... falls until the release, or until dF/dt = 0 again (a valley: a second hump)
-            return jnp.minimum(self._released(delta, u, v0, x), -force_rate())
-
-        def separated():
-            return _RECONTACT_OFFSET - x
-
-        return jax.lax.switch(mode.phase.astype(int), [approach, loading, unloading, separated])
+        return jax.lax.cond((mode.phase == LOADING) | (mode.phase == UNLOADING), in_contact, free_flight)
 
     def _released(self, delta, u, v0, x):
         return jnp.minimum(x, self.law.release_indicator(delta, u, v0))

@@ -19,6 +19,7 @@ from ...bodies import (
     VirtualSpring,
     dynamic_horizon,
     dynamic_impact,
+    fit_virtual_spring,
     initial_shape,
     pressing_curve,
     snare_virtual_impact,
@@ -61,35 +62,54 @@ def _statics_status(shape_ok, spring: VirtualSpring):
     return flag(~(shape_ok & spring.converged), Status.NOT_CONVERGED)
 
 
-def surface_fit(model: SnareModel, node, end_distances, degree_d: int) -> SurfaceFit:
-    """Installed shapes and pressing curves of ``node`` (0-based) at each end distance (clamp angles as
-    installed), fitted over ``F_c in [0, F_A]`` with ``d_ref`` = the model's end distance."""
+class StaticSweep(eqx.Module):
+    """Installed shapes ``(D, N+1, 3)`` and pressing curves ``(D, K)`` of one node at ``D`` end distances,
+    with whether each shape and each curve converged."""
+
+    shapes: Float[Array, "D N1 3"]
+    shape_converged: Bool[Array, " D"]
+    forces: Float[Array, "D K"]
+    forces_converged: Bool[Array, " D"]
+
+
+def static_sweep(model: SnareModel, node, end_distances: Float[Array, " D"]) -> StaticSweep:
+    """Installed shape and pressing curve of ``node`` (0-based) at each end distance (clamp angles as
+    installed), as one batch of static solves."""
     def one(d):
         m = eqx.tree_at(lambda t: t.rings.end_distance, model, d)
         x, ok = initial_shape(m)
-        f, ok_f = pressing_curve(m, x, node)
-        return f, ok & ok_f
+        return (x, ok) + pressing_curve(m, x, node)
 
-    forces, ok = jax.vmap(one)(end_distances)
+    return StaticSweep(*jax.vmap(one)(end_distances))
+
+
+def surface_fit(model: SnareModel, sweep: StaticSweep, end_distances, degree_d: int) -> SurfaceFit:
+    """Eq. (41): the pressing curves of ``sweep`` at ``end_distances`` fitted over ``F_c in [0, F_A]`` with
+    ``d_ref`` = the model's end distance."""
+    forces = sweep.forces
     weights = jnp.cumprod(forces <= model.fit_max_force, axis=1).astype(float)
     d_ref = model.rings.end_distance
     coef = fit_surface(model.fit_depths, end_distances, forces, model.degree, degree_d, d_ref, weights)
     pred = jax.vmap(lambda d: jax.vmap(lambda x: eval_surface(coef, x, d, d_ref))(model.fit_depths))(end_distances)
     rms = jnp.sqrt(jnp.sum(weights * (pred - forces) ** 2) / jnp.sum(weights))
-    return SurfaceFit(forces, weights, coef, rms, jnp.all(ok))
+    return SurfaceFit(forces, weights, coef, rms, jnp.all(sweep.shape_converged & sweep.forces_converged))
 
 
 def simulate_snare(scenario, params) -> SnareOutcome:
-    """Everything ``diffspace run`` reports (see the module docstring)."""
+    """Everything ``diffspace run`` reports (see the module docstring). The installed shape and the struck
+    node's pressing curve are the first member of the end-distance sweep of the surface fit (one batch)."""
     model = scenario.model(params)
     node, speed = params.node - 1, params.approach_speed
-    x_eq, shape_ok = initial_shape(model)
-    spring = virtual_spring(model, x_eq, node)
+    distances = jnp.concatenate([model.rings.end_distance[None], scenario.end_distances])
+    sweep = static_sweep(model, node, distances)
+    own, others = jax.tree.map(lambda a: a[0], sweep), jax.tree.map(lambda a: a[1:], sweep)
+    x_eq, shape_ok = own.shapes, own.shape_converged
+    spring = fit_virtual_spring(model, own.forces, own.forces_converged)
     virtual = snare_virtual_impact(model, spring.coefficients, speed, n_save=200)
     horizon = dynamic_horizon(model, spring.coefficients, virtual, speed, params.initial_gap, scenario.horizon_factor)
     dynamic = dynamic_impact(model, x_eq, node, speed, horizon, gap=params.initial_gap, **scenario.solver_settings)
     degree_d = min(2, scenario.end_distances.shape[0] - 1)
-    surface = surface_fit(model, node, scenario.end_distances, degree_d)
+    surface = surface_fit(model, others, scenario.end_distances, degree_d)
     status = first_failure(_statics_status(shape_ok, spring), virtual.status, dynamic.status)
     return SnareOutcome(model, x_eq, shape_ok, spring, stiffness_profile(model, x_eq), surface, virtual, dynamic, horizon,
                         status)
