@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Callable
 
 import diffrax
@@ -37,6 +38,24 @@ class HybridSolution(eqx.Module):
     segment_event: Array
     status: Array
     num_steps: Array
+
+
+@jax.custom_jvp
+def dense_tangents(tree):
+    """Identity whose forward-mode tangent is never a symbolic zero (zeros are instantiated) once any leaf of
+    ``tree`` is differentiated. The segment loop's JVP otherwise finds its differentiated carries by a fixed
+    point, transforming the whole segment (an adaptive solve with events) once more for every carry that
+    starts with a zero tangent (the time, the mode, the saved output) and picks one up after the first event."""
+    return tree
+
+
+@functools.partial(dense_tangents.defjvp, symbolic_zeros=True)
+def _dense_tangents_jvp(primals, tangents):
+    zero = jax.custom_derivatives.SymbolicZero
+    (tree,), (tangent,) = primals, tangents
+    dense = jax.tree_util.tree_map(lambda p, t: jnp.zeros_like(p) if isinstance(t, zero) else t, tree, tangent,
+                                   is_leaf=lambda t: isinstance(t, zero))
+    return tree, dense
 
 
 def hybrid_solve(
@@ -105,7 +124,9 @@ def hybrid_solve(
         steps = steps + jnp.where(done, 0, sol.stats["num_steps"])
         return (jnp.where(done, t, t_end), y_next, mode_next, new_done, status, ys_acc, steps), log
 
-    init = (jnp.asarray(0.0), y0, mode0, jnp.asarray(False), jnp.asarray(0), ys_init, jnp.asarray(0))
+    floats, others = eqx.partition((jnp.asarray(0.0), y0, mode0, ys_init), eqx.is_inexact_array)
+    t0, y0, mode0, ys_init = eqx.combine(dense_tangents(floats), others)
+    init = (t0, y0, mode0, jnp.asarray(False), jnp.asarray(0), ys_init, jnp.asarray(0))
     (t, y, mode, done, status, ys, steps), logs = lax.scan(segment, init, None, length=max_segments)
     status = jnp.where((status == Status.OK.value) & ~done, Status.EVENT_BUDGET.value, status)
     t_end, y_end, mode_before, mode_after, event = logs
