@@ -14,8 +14,8 @@ changes sign, and starts at ``t_next``. The iteration is:
    survives twice, its stored value is scaled by the Anderson-Bjoerck factor
    :math:`m = 1 - g_\text{new}/g_\text{old}` (``1/2`` if ``m <= 0``), so both ends move and convergence is
    superlinear (order about 1.7) instead of linear;
-3. bisect instead whenever the false-position point is not strictly inside the bracket or the bracket did
-   not at least halve over the last two steps (every kink and flat stretch is then crossed by bisection).
+3. bisect instead whenever the false-position point is not strictly inside the bracket or the same end has
+   survived four steps in a row despite the scaling (kinks and flat stretches are then crossed by bisection).
 
 No derivative of ``g`` is evaluated, so the compiled event search holds one evaluation of the conditions
 instead of an evaluation plus its Jacobian-vector product: for conditions that run the dynamics (a

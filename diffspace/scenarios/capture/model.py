@@ -35,7 +35,8 @@ is exact: :math:`\ddot\delta` combines the tip's classical acceleration (from th
 target's and the tip's derivatives (no second kinematics pass).
 
 Compile time: the held joints are merged into rigid links by default (``Robot.lock``, the same dynamics as
-holding them by constraints), the event conditions use a placements-only tip position, and every choice
+holding them by constraints), the free-flight event conditions use a placements-only tip position, the
+contact phases share one dynamics evaluation in their condition, and every choice
 that is data (surface kind, air table or space, law, tolerances, approach) shares one compiled program.
 """
 
