@@ -38,7 +38,7 @@ import jax.numpy as jnp
 from jaxtyping import Array, Bool, Float, Int
 
 from ..actuation.friction import JointFriction
-from ..integrate import hybrid_solve
+from ..integrate import EXTREMUM_MARGIN, hybrid_solve
 from ..status import Status, first_failure, flag
 from .forces import AbstractContactLaw
 
@@ -171,11 +171,11 @@ def _conditions(system: _System) -> list:
 
     def force_extremum(t, y, mode):  # dF/dt falls to 0 at a peak (loading), rises to 0 at a valley
         rate = system.force_rate_indicator(y, mode)
-        return jnp.where(mode.phase == CONTACT, jnp.where(mode.loading, rate, -rate), 1.0)
+        return jnp.where(mode.phase == CONTACT, jnp.where(mode.loading, rate, -rate) + EXTREMUM_MARGIN, 1.0)
 
     def indentation_extremum(t, y, mode):
         rate = y[1] - y[3]
-        return jnp.where(mode.phase == CONTACT, jnp.where(mode.compressing, rate, -rate), 1.0)
+        return jnp.where(mode.phase == CONTACT, jnp.where(mode.compressing, rate, -rate) + EXTREMUM_MARGIN, 1.0)
 
     conditions = [touch, release, force_extremum, indentation_extremum]
     if system.friction.model != "coulomb":

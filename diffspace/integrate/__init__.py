@@ -18,9 +18,10 @@ from .constrained import (
 from .constrained_solve import ConstrainedSolution, ProjectedSolver, output_multipliers, solve_constrained
 from .event_root import EventRootFinder
 from .free import Trajectory, check_result, simulate
-from .hybrid import HybridSolution, hybrid_solve
+from .hybrid import EXTREMUM_MARGIN, HybridSolution, hybrid_solve
 
 __all__ = [
+    "EXTREMUM_MARGIN",
     "AbstractConstrainedSystem",
     "ConstrainedSolution",
     "ConstraintRows",

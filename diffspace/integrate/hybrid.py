@@ -17,6 +17,17 @@ from .event_root import EventRootFinder
 from .adjoint import solve_adjoint
 
 
+EXTREMUM_MARGIN = 1e-9
+"""Offset for conditions whose zero is an extremum of a smooth O(1) indicator ``r`` (a force peak, a maximum
+indentation): the mode that ends there holds while ``r + EXTREMUM_MARGIN > 0``, the next one while
+``EXTREMUM_MARGIN - r > 0``, so the next mode starts at ``2 EXTREMUM_MARGIN`` instead of at zero. A restart at
+zero can re-trigger the event at once (round-off, or the error of the next step's dense output on which the
+event is located, exceeds a zero margin and did exceed 1e-12), and a transition that then flips the mode back
+runs the contact in the wrong phase: the two-body impact with restitution ``c >= 0.9905`` never separated. With
+the offset the event lies where ``r = -EXTREMUM_MARGIN``: the extremum's value changes by O(1e-18) relative and
+its time by 1e-9 of the scaled time unit."""
+
+
 class HybridSolution(eqx.Module):
     """Result of :func:`hybrid_solve`.
 

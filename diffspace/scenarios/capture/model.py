@@ -61,7 +61,7 @@ from ...dynamics import (
     momentum,
 )
 from ...robot import Robot, joint_transforms
-from ...integrate import HybridSolution, hybrid_solve
+from ...integrate import EXTREMUM_MARGIN, HybridSolution, hybrid_solve
 
 APPROACH, LOADING, UNLOADING, SEPARATED = 0.0, 1.0, 2.0, 3.0
 PHASE_NAMES = ("approach", "loading", "unloading", "separated")
@@ -239,8 +239,9 @@ class CaptureModel(eqx.Module):
             delta, u = c["delta"], c["delta_dot"]
             v0 = jnp.where(mode.impact_speed > 0, mode.impact_speed, v_ref)
             rate = self.law.force_rate_indicator(delta, u, self.delta_ddot(y, mode, c), v0)
-            unloading = jnp.minimum(self._released(delta, u, v0, delta / d_ref), -rate)  # (a valley: a second hump)
-            return jnp.where(mode.phase == LOADING, rate, unloading)
+            # a valley (a second hump) also ends unloading; offsets: integrate.EXTREMUM_MARGIN
+            unloading = jnp.minimum(self._released(delta, u, v0, delta / d_ref), EXTREMUM_MARGIN - rate)
+            return jnp.where(mode.phase == LOADING, rate + EXTREMUM_MARGIN, unloading)
 
         return jax.lax.cond((mode.phase == LOADING) | (mode.phase == UNLOADING), in_contact, free_flight)
 
@@ -259,7 +260,8 @@ class CaptureModel(eqx.Module):
         touching = ((phase == APPROACH) | (phase == SEPARATED)) & (delta_dot > 0)
         at_peak = phase == LOADING
         rate = self.law.force_rate_indicator(delta, delta_dot, self.delta_ddot(y, mode), v0)
-        released = (phase == UNLOADING) & (self._released(delta, delta_dot, v0, delta / d_ref) <= -rate)
+        released_by = self._released(delta, delta_dot, v0, delta / d_ref)
+        released = (phase == UNLOADING) & (released_by <= EXTREMUM_MARGIN - rate)
         at_valley = (phase == UNLOADING) & ~released
         f = self.law.force(delta, delta_dot, mode.impact_speed)
         first = touching & (mode.contacts == 0)
