@@ -97,9 +97,10 @@ class _Model:
         self.row_jacobian = jax.jit(jax.vmap(jax.jacrev(self._row), in_axes=(None, 0)))
 
     def _row(self, params: dict, conditions: dict) -> dict:
-        # Reverse mode through the solves, not design_metrics' forward-mode rule: near a band where the model
-        # fails (impact: restitution_c ~ 0.997) the two programs' round-off differs enough to change the
-        # Levenberg-Marquardt path (tests/test_impact.py, the bound test); kept until that band is resolved.
+        # Reverse mode through the solves (the derivative of the very program ``predict`` runs), not
+        # design_metrics' forward-mode rule. The impact band where the two once disagreed (c ~ 0.9905-0.9995:
+        # a mode flip at the force peak, fixed by integrate.EXTREMUM_MARGIN) is gone; the fit tests have
+        # been validated with reverse mode only.
         m = self.scenario.metrics(self.scenario.with_design(self.scenario.params, {**conditions, **params}))
         ok = ~failed(m["status"])
         return {k: jnp.where(ok, m[k], jnp.nan) for k in self.names}
