@@ -1,4 +1,5 @@
-"""Diffrax drivers: free floating-base motion, hybrid (event-driven) systems and their event root finder, and
+"""Diffrax drivers: free floating-base motion, hybrid (event-driven) systems with their event root finder and
+neutral events, and
 constrained (index-1 + Baumgarte + projection) dynamics in any coordinates; the differentiation mode of every
 solve (:mod:`~diffspace.integrate.adjoint`)."""
 
@@ -19,6 +20,7 @@ from .constrained_solve import ConstrainedSolution, ProjectedSolver, output_mult
 from .event_root import EventRootFinder
 from .free import Trajectory, check_result, simulate
 from .hybrid import EXTREMUM_MARGIN, HybridSolution, hybrid_solve
+from .neutral import neutral_event
 
 __all__ = [
     "EXTREMUM_MARGIN",
@@ -37,6 +39,7 @@ __all__ = [
     "forward_mode",
     "hybrid_solve",
     "kkt_solve",
+    "neutral_event",
     "output_multipliers",
     "project_positions",
     "project_velocities",

@@ -15,6 +15,7 @@ from jaxtyping import Array
 from ..status import Status
 from .event_root import EventRootFinder
 from .adjoint import solve_adjoint
+from .neutral import segment_start
 
 
 EXTREMUM_MARGIN = 1e-9
@@ -25,7 +26,8 @@ zero can re-trigger the event at once (round-off, or the error of the next step'
 event is located, exceeds a zero margin and did exceed 1e-12), and a transition that then flips the mode back
 runs the contact in the wrong phase: the two-body impact with restitution ``c >= 0.9905`` never separated. With
 the offset the event lies where ``r = -EXTREMUM_MARGIN``: the extremum's value changes by O(1e-18) relative and
-its time by 1e-9 of the scaled time unit."""
+its time by 1e-9 of the scaled time unit. A :func:`~diffspace.integrate.neutral_event` puts the offset on the
+following mode only (see there)."""
 
 
 class HybridSolution(eqx.Module):
@@ -100,7 +102,10 @@ def hybrid_solve(
     grid = jnp.linspace(0.0, t_final, n_save) if save_times is None else jnp.asarray(save_times, dtype=float)
     n_save = grid.shape[0]
     def first_condition(t, y, args, **kwargs):  # one event: cheaper to trace than one per condition
-        return jnp.min(jnp.stack([jnp.asarray(c(t, y, args), dtype=float) for c in conditions]))
+        with segment_start(kwargs["t0"]):  # read by neutral events
+            values = [jnp.asarray(c(t, y, args), dtype=float) for c in conditions]
+        # a single condition is passed as is: the derivative of ``min`` reads every value (see neutral_event)
+        return values[0] if len(values) == 1 else jnp.min(jnp.stack(values))
 
     events = diffrax.Event(first_condition, root_finder=EventRootFinder(rtol=1e-12, atol=1e-12), direction=False)
     controller = diffrax.PIDController(rtol=rtol, atol=atol, dtmax=dtmax)

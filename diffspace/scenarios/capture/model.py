@@ -29,15 +29,18 @@ event times are differentiable): approach (no force; ends when :math:`\delta` ri
 loading (ends at a force maximum, :math:`\dot F = 0`) -> unloading (ends when :math:`\delta` falls to 0
 or the law's force releases with :math:`\delta > 0` -> separated; or at a force minimum, :math:`\dot F = 0`
 again -> loading: a second hump) -> separated (free flight; a new touch starts another contact). The peak
-force is the largest force at a loading->unloading event: exact, and its gradient includes the event time. :math:`\dot F = k\delta^{n-1}[n\dot\delta(1 + \chi\dot\delta/v_0) + \chi\delta\ddot\delta/v_0]`
+force is the largest force at a loading->unloading event: exact, and so is its gradient (at :math:`\dot F = 0` it does not
+depend on the event time; module note on compile time). :math:`\dot F = k\delta^{n-1}[n\dot\delta(1 + \chi\dot\delta/v_0) + \chi\delta\ddot\delta/v_0]`
 is exact: :math:`\ddot\delta` combines the tip's classical acceleration (from the arm's spatial acceleration
 :math:`J_b\dot v + c_b` of the tip body) with a Jacobian-vector product of the contact-rate formula along the
 target's and the tip's derivatives (no second kinematics pass).
 
 Compile time: the held joints are merged into rigid links by default (``Robot.lock``, the same dynamics as
-holding them by constraints), the free-flight event conditions use a placements-only tip position, the
-contact phases share one dynamics evaluation in their condition, and every choice
-that is data (surface kind, air table or space, law, tolerances, approach) shares one compiled program.
+holding them by constraints), the free-flight and release conditions use a placements-only tip position, the
+peak and the valley are :func:`~diffspace.integrate.neutral_event` s (the force law is one formula in loading
+and unloading and the state is kept, so these events move nothing: their force-rate indicator, which needs
+the dynamics, is evaluated but never differentiated, and the gradients stay exact), and every choice that is
+data (surface kind, air table or space, law, tolerances, approach) shares one compiled program.
 """
 
 from __future__ import annotations
@@ -61,7 +64,7 @@ from ...dynamics import (
     momentum,
 )
 from ...robot import Robot, joint_transforms
-from ...integrate import EXTREMUM_MARGIN, HybridSolution, hybrid_solve
+from ...integrate import EXTREMUM_MARGIN, HybridSolution, hybrid_solve, neutral_event
 
 APPROACH, LOADING, UNLOADING, SEPARATED = 0.0, 1.0, 2.0, 3.0
 PHASE_NAMES = ("approach", "loading", "unloading", "separated")
@@ -225,25 +228,38 @@ class CaptureModel(eqx.Module):
         tangents = (c["tip_vel"], tip_acc, dy[2], dy[3], dy[4], dy[5])
         return jax.jvp(lambda *a: self.gap(*a)[1], primals, tangents)[1]
 
+    def extremum_indicator(self, y, mode: ContactMode):
+        r"""Positive until a force peak (loading) or a valley (unloading): the law's dimensionless
+        :math:`\pm\dot F` with the exact :meth:`delta_ddot`. Loading ends exactly at the peak (the peak force
+        is recorded there); unloading starts ``integrate.EXTREMUM_MARGIN`` away from it."""
+        c = self.contact(y)
+        rate = self.law.force_rate_indicator(c["delta"], c["delta_dot"], self.delta_ddot(y, mode, c),
+                                             self._contact_speed(mode))
+        return jnp.where(mode.phase == LOADING, rate, EXTREMUM_MARGIN - rate)
+
     def condition(self, t, y, mode: ContactMode):
         """Positive while ``mode`` holds (dimensionless): see the module docstring for each phase. Free flight
-        needs only the placements-only gap; the contact phases share one dynamics evaluation."""
-        d_ref, v_ref = jax.lax.stop_gradient(self.scales)
+        and the release need only the placements-only gap; a peak or a valley is an
+        :func:`~diffspace.integrate.neutral_event` (the same force law on both sides and the state kept: the
+        event moves nothing, and the peak force does not depend on its time), so the dynamics in its indicator
+        are evaluated but not differentiated."""
+        d_ref, _ = jax.lax.stop_gradient(self.scales)
+        delta, u, _, _ = self.lean_gap(y)
+        x = delta / d_ref
 
         def free_flight():  # approach: until the touch; separated: until a new approach past the offset
-            x = self.lean_gap(y)[0] / d_ref
             return jnp.where(mode.phase == APPROACH, -x, _RECONTACT_OFFSET - x)
 
-        def in_contact():  # loading: until dF/dt = 0 (a peak); unloading: until the release, or dF/dt = 0 again
-            c = self.contact(y)
-            delta, u = c["delta"], c["delta_dot"]
-            v0 = jnp.where(mode.impact_speed > 0, mode.impact_speed, v_ref)
-            rate = self.law.force_rate_indicator(delta, u, self.delta_ddot(y, mode, c), v0)
-            # a valley (a second hump) also ends unloading; offsets: integrate.EXTREMUM_MARGIN
-            unloading = jnp.minimum(self._released(delta, u, v0, delta / d_ref), EXTREMUM_MARGIN - rate)
-            return jnp.where(mode.phase == LOADING, rate + EXTREMUM_MARGIN, unloading)
+        def in_contact():  # loading: until a peak; unloading: until the release, or a valley (a second hump)
+            released = self._released(delta, u, self._contact_speed(mode), x)
+            other = jnp.where(mode.phase == UNLOADING, released, jnp.inf)
+            return neutral_event(CaptureModel.extremum_indicator, t, self, y, mode, other=other)
 
         return jax.lax.cond((mode.phase == LOADING) | (mode.phase == UNLOADING), in_contact, free_flight)
+
+    def _contact_speed(self, mode: ContactMode):
+        """``v0`` of the current contact (the reference speed before the first touch is recorded)."""
+        return jnp.where(mode.impact_speed > 0, mode.impact_speed, jax.lax.stop_gradient(self.scales)[1])
 
     def _released(self, delta, u, v0, x):
         return jnp.minimum(x, self.law.release_indicator(delta, u, v0))
@@ -254,14 +270,13 @@ class CaptureModel(eqx.Module):
         the contact's duration); a sign change in ``separated`` that is not an approach (the tail of a force
         release with ``delta > 0``) keeps the mode."""
         delta, delta_dot, _, _ = self.lean_gap(y)
-        d_ref, v_ref = jax.lax.stop_gradient(self.scales)
+        d_ref, _ = jax.lax.stop_gradient(self.scales)
         phase = mode.phase
-        v0 = jnp.where(mode.impact_speed > 0, mode.impact_speed, v_ref)
         touching = ((phase == APPROACH) | (phase == SEPARATED)) & (delta_dot > 0)
         at_peak = phase == LOADING
-        rate = self.law.force_rate_indicator(delta, delta_dot, self.delta_ddot(y, mode), v0)
-        released_by = self._released(delta, delta_dot, v0, delta / d_ref)
-        released = (phase == UNLOADING) & (released_by <= EXTREMUM_MARGIN - rate)
+        released_by = self._released(delta, delta_dot, self._contact_speed(mode), delta / d_ref)
+        valley_by = _value_only(self).extremum_indicator(*_value_only((y, mode)))
+        released = (phase == UNLOADING) & (released_by <= valley_by)
         at_valley = (phase == UNLOADING) & ~released
         f = self.law.force(delta, delta_dot, mode.impact_speed)
         first = touching & (mode.contacts == 0)
@@ -305,6 +320,12 @@ class CaptureModel(eqx.Module):
         rot = spatial.quat_to_rotation(quat)
         target_mobility = n @ (lin + jnp.cross(rot @ ang, c["lever"]))
         return 1.0 / (n @ c["jac"] @ accel), 1.0 / target_mobility
+
+
+def _value_only(tree):
+    """``tree`` with its floating-point arrays cut from differentiation (for values that only decide)."""
+    arrays, static = eqx.partition(tree, eqx.is_inexact_array)
+    return eqx.combine(jax.lax.stop_gradient(arrays), static)
 
 
 def reference_scales(model: CaptureModel, y0, closing_speed):
