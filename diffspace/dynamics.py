@@ -40,6 +40,7 @@ from . import spatial
 from .aba import articulated_body_algorithm
 from .crba import composite_mass_matrix, crba_forward_dynamics
 from .eager import eager_jit
+from .linalg import spd_solve
 from .robot import Robot, joint_transforms, motion_subspaces
 from .tree_pass import tree_frames
 
@@ -377,21 +378,6 @@ def _orthonormal_frame(direction) -> Float[Array, "3 3"]:
     e1 = jnp.cross(d, helper)
     e1 = e1 / jnp.linalg.norm(e1)
     return jnp.stack([d, e1, jnp.cross(d, e1)], axis=1)
-
-
-def spd_solve(a: Float[Array, "n n"], b: Float[Array, "n ..."]) -> Float[Array, "n ..."]:
-    r"""``a^{-1} b`` for a symmetric positive definite ``a`` by one Cholesky factorisation, differentiated
-    implicitly through that same factor (``jax.lax.custom_linear_solve``):
-
-    .. math:: \dot x = a^{-1} (\dot b - \dot a\, x), \qquad \bar b = a^{-1} \bar x, \quad \bar a = -\bar b\, x^T.
-
-    Differentiating ``cho_factor``/``cho_solve`` instead traces the factorisation's own derivative and two
-    more triangular solves per derivative direction; this form reuses the factor (smaller programs, the
-    same derivatives to round-off).
-    """
-    factor = jax.scipy.linalg.cho_factor(jax.lax.stop_gradient(a))
-    return jax.lax.custom_linear_solve(lambda x: a @ x, b, lambda _, r: jax.scipy.linalg.cho_solve(factor, r),
-                                       symmetric=True)
 
 
 def masked_solve(h, rhs, basis_change, free_mask):

@@ -1,6 +1,6 @@
 """The package's import graph: layers import downward only (SPEC 2), and no module imports itself round a cycle.
 
-Layers (rank): core (status, spatial, robot, dynamics and its kernels tree_pass / aba / crba / eager / compiled, integrate) 0 < bodies / contact / actuation / io 1 <
+Layers (rank): core (status, linalg, spatial, robot, dynamics and its kernels tree_pass / aba / crba / eager / compiled, integrate) 0 < bodies / contact / actuation / io 1 <
 scenarios 2 < design 3 < app 4. Function-local imports count. A package ``__init__`` importing its own
 submodules is not a dependency between modules.
 """
@@ -11,7 +11,7 @@ import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "diffspace"
-RANKS = {"status": 0, "spatial": 0, "robot": 0, "dynamics": 0, "tree_pass": 0, "aba": 0, "crba": 0, "eager": 0, "compiled": 0,
+RANKS = {"status": 0, "linalg": 0, "spatial": 0, "robot": 0, "dynamics": 0, "tree_pass": 0, "aba": 0, "crba": 0, "eager": 0, "compiled": 0,
          "integrate": 0, "bodies": 1, "contact": 1,
          "actuation": 1, "io": 1, "scenarios": 2, "design": 3, "app": 4}
 

@@ -14,7 +14,7 @@ from pinocchio_ref import PinocchioReference
 from random_robots import write_random_robot
 
 import diffspace as ds
-from diffspace import dynamics, eager
+from diffspace import dynamics, eager, linalg
 from diffspace.aba import articulated_body_algorithm, solve_spd6
 from diffspace.crba import ancestor_pairs, dof_parents, ltdl_factor, ltdl_solve, rnea_bias
 from diffspace.tree_pass import tree_motion
@@ -107,12 +107,12 @@ def test_spd_solve_value_and_derivatives_match_a_general_solve():
     a, b = jnp.asarray(m @ m.T + 5.0 * np.eye(5)), jnp.asarray(rng.normal(size=5))
     da = rng.normal(size=(5, 5))
     da, db = jnp.asarray(da + da.T), jnp.asarray(rng.normal(size=5))
-    for ours, ref in zip(jax.jvp(dynamics.spd_solve, (a, b), (da, db)), jax.jvp(jnp.linalg.solve, (a, b), (da, db))):
+    for ours, ref in zip(jax.jvp(linalg.spd_solve, (a, b), (da, db)), jax.jvp(jnp.linalg.solve, (a, b), (da, db))):
         assert _rel(ours, ref) < 1e-13
     loss = lambda solve: lambda a_, b_: jnp.sum(jnp.sin(solve(a_, b_)))  # noqa: E731
-    for ours, ref in zip(jax.grad(loss(dynamics.spd_solve), (0, 1))(a, b), jax.grad(loss(jnp.linalg.solve), (0, 1))(a, b)):
+    for ours, ref in zip(jax.grad(loss(linalg.spd_solve), (0, 1))(a, b), jax.grad(loss(jnp.linalg.solve), (0, 1))(a, b)):
         assert _rel(ours, ref) < 1e-13
-    batched = jax.vmap(dynamics.spd_solve)(jnp.stack([a, 2.0 * a]), jnp.stack([b, b]))
+    batched = jax.vmap(linalg.spd_solve)(jnp.stack([a, 2.0 * a]), jnp.stack([b, b]))
     assert _rel(batched[1], 0.5 * np.linalg.solve(np.asarray(a), np.asarray(b))) < 1e-13
 
 

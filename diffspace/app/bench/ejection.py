@@ -12,7 +12,7 @@ import numpy as np
 from .common import (COMPRESSION_M, EJECTION_ROBOT, FRICTION_TORQUE_NM, PLANE_FREE, PLANE_LOCKED, STIFFNESS_N_M,
                      VISCOUS_NMS, BenchConfig, Progress, compile_timed, timed, timed_together)
 
-def _ejection_cases(cfg: BenchConfig):
+def ejection_cases(cfg: BenchConfig):
     """The locked plane-mode robot, the hybrid model and a batch of (joint angles, stiffness) cases."""
     import jax.numpy as jnp
 
@@ -77,7 +77,7 @@ def bench_ejection(cfg: BenchConfig, progress: Progress) -> dict:
     import jax.numpy as jnp
 
     res: dict = {}
-    robot, model, angles, stiffness, horizon, names = _ejection_cases(cfg)
+    robot, model, angles, stiffness, horizon, names = ejection_cases(cfg)
     n = angles.shape[0]
     viscous = jnp.asarray(VISCOUS_NMS)
     res.update(
