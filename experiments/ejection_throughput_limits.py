@@ -12,7 +12,8 @@ stick-slip friction, integrated to separation at rtol 1e-6) are run here with th
 * **per step**: the cost of one Tsit5 step (6 vector-field calls, each a forward dynamics of the 13-DOF model,
   plus the event condition) per case in a batch, against MuJoCo's RK4 step (4 calls).
 
-Writes ``experiments/results/ejection_limits/limits.json``. Run on an idle machine:
+MuJoCo's step count is read from the committed bench (``experiments/results/bench/bench.json``). Writes
+``experiments/results/ejection_limits/limits.json`` and ``limits.png``. Run on an idle machine:
 ``python experiments/ejection_throughput_limits.py``.
 """
 
@@ -30,9 +31,9 @@ from diffspace.app.bench.common import VISCOUS_NMS, BenchConfig, timed_together
 from diffspace.app.bench.ejection import ejection_cases
 from diffspace.scenarios.ejection import FLIGHT, RAIL, simulate_ejection
 
-OUT = Path(__file__).resolve().parent / "results" / "ejection_limits"
+RESULTS = Path(__file__).resolve().parent / "results"
+OUT = RESULTS / "ejection_limits"
 RTOL = 1e-6  # the bench's chosen tolerance for 1e-6 accuracy of the separation velocity
-MUJOCO_STEPS = 6688  # RK4 at dt 1e-4 s over the bench's horizon (bench.json: mujoco_steps_per_sim)
 
 
 def run_fn(model, horizon: float, max_segments: int):
@@ -61,6 +62,7 @@ def main() -> dict:
         raise RuntimeError(f"{int((~separated).sum())} of {n} bench cases did not separate")
     typical = int(np.argsort(steps)[n // 2])  # the median case, copied into every lane
     copies = (jnp.broadcast_to(angles[typical], angles.shape), jnp.broadcast_to(stiffness[typical], (n,)))
+    mujoco_steps = json.loads((RESULTS / "bench" / "bench.json").read_text())["mujoco_steps_per_sim"]
     fewest = int(segments.max())
     tight = run_fn(model, horizon, fewest)
     t_distinct, t_copies, t_tight = timed_together(
@@ -77,13 +79,31 @@ def main() -> dict:
         "segment_budget_factor": t_distinct / t_tight,
         "per_case_step_us": per_case_step * 1e6,
         "per_vector_field_call_us": per_case_step * 1e6 / 6,
-        "steps_vs_mujoco": float(steps.mean()) / MUJOCO_STEPS,
+        "mujoco_steps_per_sim": mujoco_steps, "steps_vs_mujoco": float(steps.mean()) / mujoco_steps,
         "sims_per_s_distinct": n / t_distinct, "sims_per_s_if_no_lockstep": n / ideal,
     }
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "limits.json").write_text(json.dumps(res, indent=2) + "\n")
+    _plot(res, OUT / "limits.png")
     print(json.dumps(res, indent=2))
     return res
+
+
+def _plot(res: dict, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    labels = ["64 distinct\n(bench)", "fewest\nsegments", "64 copies of\nthe median case", "own steps only\n(no lockstep)"]
+    rates = [res["sims_per_s_distinct"], res["batch_size"] / res["batched_fewest_segments_s"],
+             res["batch_size"] / res["batched_copies_of_median_case_s"], res["sims_per_s_if_no_lockstep"]]
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    ax.bar(labels, rates, color=["C0", "C1", "C2", "C2"])
+    ax.set_ylabel("ejections per second (batch 64)")
+    ax.set_title("batched ejection: what lockstep and the segment budget cost", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
 
 
 if __name__ == "__main__":
