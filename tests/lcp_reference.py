@@ -6,11 +6,15 @@
   baseline).
 * :func:`enumerate_lcp`: every complementary basis (``2^n`` of them) solved densely; returns all feasible
   solutions (exact reference for small ``n``).
+* :func:`enumerate_lcp_exact`: the same enumeration in rational arithmetic (``fractions.Fraction``, the
+  binary floats of ``M`` and ``q`` taken exactly): no rounding and no tolerance, so it stays the exact
+  reference for ill-conditioned problems where a floating-point feasibility test would itself fail.
 """
 
 from __future__ import annotations
 
 import itertools
+from fractions import Fraction
 
 import numpy as np
 
@@ -61,4 +65,36 @@ def enumerate_lcp(M: np.ndarray, q: np.ndarray, tol: float = 1e-10) -> list[np.n
         scale = 1.0 + np.abs(q).max()
         if z.min() >= -tol * scale and w.min() >= -tol * scale:
             found.append(np.maximum(z, 0.0))
+    return found
+
+
+def _solve_exact(a: list[list[Fraction]], b: list[Fraction]) -> list[Fraction] | None:
+    """Gaussian elimination in rationals; ``None`` if ``a`` is singular."""
+    n = len(b)
+    rows = [row[:] + [rhs] for row, rhs in zip(a, b)]
+    for col in range(n):
+        pivot = next((r for r in range(col, n) if rows[r][col] != 0), None)
+        if pivot is None:
+            return None
+        rows[col], rows[pivot] = rows[pivot], rows[col]
+        for r in range(n):
+            if r != col and rows[r][col] != 0:
+                factor = rows[r][col] / rows[col][col]
+                rows[r] = [x - factor * y for x, y in zip(rows[r], rows[col])]
+    return [rows[i][n] / rows[i][i] for i in range(n)]
+
+
+def enumerate_lcp_exact(M: np.ndarray, q: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    """All solutions on complementary bases, exactly: ``[(z, basis), ...]`` with ``basis[i]`` True where
+    ``z_i`` is basic (``z`` rounded to float once at the end; empty list: no solution)."""
+    n = len(q)
+    m = [[Fraction(float(x)) for x in row] for row in np.asarray(M)]
+    rhs = [Fraction(float(x)) for x in np.asarray(q)]
+    found = []
+    for active in itertools.product([False, True], repeat=n):
+        basis = [[(-m[i][j] if active[j] else Fraction(int(i == j))) for j in range(n)] for i in range(n)]
+        x = _solve_exact(basis, rhs)
+        if x is not None and all(v >= 0 for v in x):
+            z = np.array([float(v) if a else 0.0 for v, a in zip(x, active)])
+            found.append((z, np.array(active)))
     return found

@@ -5,9 +5,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from lcp_reference import enumerate_lcp, lemke_numpy
+from lcp_reference import enumerate_lcp, enumerate_lcp_exact, lemke_numpy
 
 from diffspace.contact import lemke
+from diffspace.contact.lcp import MIN_DIGITS_BOUND, basis_solution
 
 # The returned solution is recomputed from the final basis by one dense solve, so z and w carry only
 # round-off of a well-conditioned n <= 8 system: 1e-10 relative to the data is ample.
@@ -82,6 +83,66 @@ def test_trivial_and_degenerate_problems():
         z, info = lemke(M, q)
         assert bool(info.converged)
         _check_solution(M, q, np.asarray(z))
+
+
+def _spd_problems(rng, conditions, per_condition, n):
+    """Symmetric positive-definite ``M`` with the given 2-norm condition numbers (random eigenvectors,
+    eigenvalues spread geometrically from 1 to 1/cond) and standard normal ``q``; shape ``(len(conditions),
+    per_condition, ...)``."""
+    conditions = np.asarray(conditions, float)
+    vectors = np.linalg.qr(rng.normal(size=(conditions.size, per_condition, n, n)))[0]
+    values = conditions[:, None, None] ** -np.linspace(0.0, 1.0, n) * np.ones((1, per_condition, 1))
+    M = np.einsum("cbij,cbj,cbkj->cbik", vectors, values, vectors)
+    return 0.5 * (M + np.swapaxes(M, -1, -2)), rng.normal(size=(conditions.size, per_condition, n))
+
+
+def test_ill_conditioned_spd_lcps_are_solved_to_their_conditioning():
+    """SPD LCPs (unique solution) of condition 1e1..1e8 against exact rational enumeration: every one is
+    accepted, on the exact basis, with the error a backward-stable solve allows (measured up to 0.2 cond
+    eps). A fixed residual tolerance of 1e-9 rejected right answers from cond ~ 6e3 on (4x4: 10 in 4000 at
+    6e3, a third of them at 1e7-1e8)."""
+    conditions = [1e1, 1e2, 1e3, 6e3, 1e4, 1e5, 1e6, 1e7, 1e8]
+    n, per_condition = 4, 24
+    M, q = _spd_problems(np.random.default_rng(11), conditions, per_condition, n)
+    z, info = lemke(M, q)
+    assert np.all(np.asarray(info.converged)) and np.all(np.asarray(info.residual) <= 1.0)
+    eps = np.finfo(float).eps
+    for c, cond in enumerate(conditions):
+        for k in range(per_condition):
+            ((exact, basis),) = enumerate_lcp_exact(M[c, k], q[c, k])
+            np.testing.assert_array_equal(np.asarray(info.basis[c, k]), basis)
+            assert np.linalg.cond(M[c, k]) == pytest.approx(cond, rel=1e-6)
+            error = np.abs(np.asarray(z[c, k]) - exact).max()
+            assert error <= n * eps * cond * np.abs(exact).max()
+
+
+def test_infeasible_and_numerically_singular_lcps_still_fail():
+    """``M = [[1, -1], [-1, 1]] + e I``, ``q = -1``: SPD for ``e > 0`` with the solution ``z = 1 / e`` (condition
+    2 / e up to 2e8: solved); infeasible for ``e <= 0`` (``w_1 + w_2 = -e (z_1 + z_2) - 2 < 0``): ray
+    termination, NaN. A wrong basis is rejected by the acceptance test, and a basis whose error bound
+    leaves fewer than four digits (condition 2e14) counts as not solved."""
+    base = np.array([[1.0, -1.0], [-1.0, 1.0]])
+    q = -np.ones(2)
+    for e in (1e-2, 1e-4, 1e-6, 1e-8):
+        z, info = lemke(base + e * np.eye(2), q)
+        ((exact, _),) = enumerate_lcp_exact(base + e * np.eye(2), q)
+        assert bool(info.converged)
+        np.testing.assert_allclose(z, exact, rtol=4 * np.finfo(float).eps * 2 / e)
+    for e in (0.0, -1e-8):
+        z, info = lemke(base + e * np.eye(2), q)
+        assert not bool(info.converged) and bool(info.ray_termination) and np.all(np.isnan(np.asarray(z)))
+        assert enumerate_lcp_exact(base + e * np.eye(2), q) == []
+    spd, spd_q = (x[0, 0] for x in _spd_problems(np.random.default_rng(3), [10.0], 1, 4))
+    ((_, basis),) = enumerate_lcp_exact(spd, spd_q)
+    assert bool(basis_solution(spd, spd_q, basis).accepted)
+    for i in range(4):  # every single flip of the active set is infeasible for a unique, nondegenerate solution
+        wrong = basis_solution(spd, spd_q, basis ^ (np.arange(4) == i))
+        assert not bool(wrong.accepted) and float(wrong.residual) > 1e3
+    # e = 1e-14: the pivots already see a ray (pivot entries below their tolerance); the true basis itself
+    # (both z basic, z = 1e14) is numerically singular: its bound leaves no digit
+    assert bool(lemke(base + 1e-14 * np.eye(2), q)[1].ray_termination)
+    singular = basis_solution(base + 1e-14 * np.eye(2), q, np.array([True, True]))
+    assert not bool(singular.accepted) and float(singular.error_bound) > MIN_DIGITS_BOUND
 
 
 @pytest.mark.parametrize(

@@ -24,9 +24,29 @@ Implementation: the tableau ``B^{-1}[I, -M, -d, q]`` has a fixed ``n x (2n + 2)`
 vmap-compatible, and under ``vmap`` the batch pivots until its slowest member is done). A bounded while
 loop rather than a fixed-length ``scan`` because the loop is never differentiated (derivatives come from
 the solution, below), and it stops at the solution: typical LCPs need about ``n`` pivots, a fixed-length
-loop would pay ``max_pivots`` every time. The problem is scaled (``M / max|M|``, ``q / max|q|``) so the
-tolerances are relative, and the final basic solution is recomputed from the original data by one dense
-solve.
+loop would pay ``max_pivots`` every time. The pivots run on the scaled problem (``M / max|M|``,
+``q / max|q|``, below) so that their tolerances are relative.
+
+Acceptance (what ``converged`` means): the pivots only choose the complementary basis ``s``; the solution
+is then recomputed from the data on that basis, ``B x = q`` with ``B = diag(1 - s) - M diag(s)`` (basic
+``z_i = x_i`` where ``s_i``, basic ``w_i = x_i`` elsewhere, the other member of each pair exactly 0, so
+``z.w = 0`` holds by construction), by an LU solve and one step of iterative refinement ``x <- x + B^{-1}
+(q - B x)``, on the scaled problem (powers of two near ``max|M|`` and ``max|q|``: exact, and ``z``, ``w``
+become comparable O(1) numbers). Its componentwise forward-error bound, the one LAPACK's ``dgerfs``
+evaluates (Higham, *Accuracy and Stability of Numerical Algorithms*, ch. 7; ``n + 1`` covers the rounding
+of the residual itself),
+
+.. math:: |x - x^*| \le e = |B^{-1}| \left(|q - B x| + \gamma_{n+1} (|B||x| + |q|)\right),\qquad
+          \gamma_{n+1} = (n + 1)\,\epsilon
+
+grows with the basis's conditioning, so the test is relative to the problem: the basis is accepted when
+every basic variable is non-negative up to its own bound (``x_i >= -e_i``; a slightly negative ``x_i`` is a
+degenerate zero, clipped) and the bound leaves at least four significant digits (``max e <= 1e-4 max|x|``:
+otherwise ``B`` is numerically singular and the answer meaningless). A fixed absolute tolerance cannot do
+this: on a symmetric positive-definite LCP with condition number 6e3 the right basis carries ``w`` and ``z.w``
+round-off of ``cond * eps * |z|``, which a fixed 1e-9 rejected. A wrong basis (a genuinely infeasible
+answer) has ``x_i < 0`` by far more than ``e_i`` and is still rejected; ray termination and the pivot limit
+are failures whatever the bound.
 
 Gradients: at a solution with final complementary basis ``s`` (``s_i``: ``z_i`` basic, otherwise ``w_i``),
 the basic variables solve ``B x = q`` with ``B = diag(1 - s) - M diag(s)`` (nonsingular: it is the last
@@ -42,7 +62,7 @@ JVP form gives both modes from one rule). Where the solution is degenerate (a pa
 0``, e.g. a contact exactly at lift-off) this is the one-sided derivative of the branch Lemke found.
 
 Failures are data, never silent: ``info.converged`` is False on ray termination, at the pivot limit or
-when the recomputed solution violates the conditions beyond the tolerance, and ``z`` is then NaN.
+when the recomputed solution fails the acceptance test above, and ``z`` is then NaN.
 """
 
 from __future__ import annotations
@@ -57,23 +77,25 @@ from jaxtyping import Array, ArrayLike, Bool, Float, Int
 
 PIVOT_TOL = 1e-11  # pivot-column entries up to this times max(1, its largest entry) count as zero
 TIE_TOL = 1e-11  # ratios closer than this (relative) are ties, resolved by the next lexicographic column
-RESIDUAL_TOL = 1e-9  # largest accepted violation of the scaled conditions at a returned solution
+MIN_DIGITS_BOUND = 1e-4  # largest accepted relative forward-error bound max(e) / max|x| (>= 4 digits)
 
 
 class LemkeInfo(eqx.Module):
     """What happened in one Lemke solve (all arrays, so they batch under ``vmap``).
 
-    ``converged``: a solution was found and checked; ``ray_termination``: the method stopped on a ray (no
-    solution for copositive-plus ``M``); ``iterations``: pivots made (0 when ``q >= 0``); ``residual``: the
-    largest violation of ``z >= 0``, ``w >= 0``, ``z_i w_i = 0`` in scaled units (``z / (max|q| /
-    max|M|)``, ``w / max|q|``); ``basis``: True where ``z_i`` is basic in the final basis (the active set
-    the gradients use).
+    ``converged``: a solution was found and passed the acceptance test (module text); ``ray_termination``:
+    the method stopped on a ray (no solution for copositive-plus ``M``); ``iterations``: pivots made (0 when
+    ``q >= 0``); ``residual``: the largest sign violation of a basic variable in units of its own error
+    bound, ``max_i max(-x_i, 0) / e_i`` (accepted up to 1); ``error_bound``: the relative forward-error bound
+    ``max e / max|x|`` of the recomputed solution (accepted up to ``MIN_DIGITS_BOUND``); ``basis``: True
+    where ``z_i`` is basic in the final basis (the active set the gradients use).
     """
 
     converged: Bool[Array, ""]
     ray_termination: Bool[Array, ""]
     iterations: Int[Array, ""]
     residual: Float[Array, ""]
+    error_bound: Float[Array, ""]
     basis: Bool[Array, " n"]
 
 
@@ -107,16 +129,20 @@ def lemke(M: Float[ArrayLike, "*batch n n"], q: Float[ArrayLike, "*batch n"], ma
 @functools.partial(jax.custom_jvp, nondiff_argnums=(0,))
 def _lemke(max_pivots: int, M, q):
     n = q.shape[0]
-    m_scale = jnp.maximum(jnp.max(jnp.abs(M)), jnp.finfo(float).tiny)
-    q_scale = jnp.maximum(jnp.max(jnp.abs(q)), jnp.finfo(float).tiny)
+    m_scale, q_scale = _power_of_two_scale(M), _power_of_two_scale(q)  # exact: scaling adds no rounding
     state = _pivot_until_done(M / m_scale, q / q_scale, max_pivots)
     zbasic = jnp.zeros(n, bool).at[jnp.where(state.basis >= n, state.basis - n, n)].set(True, mode="drop")
-    x = jnp.linalg.solve(_basis_matrix(M, zbasic), q)
-    residual = _residual(M, q, jnp.where(zbasic, x, 0.0), m_scale, q_scale)
-    converged = state.done & ~state.ray & (residual <= RESIDUAL_TOL)
-    info = LemkeInfo(converged, state.ray, state.pivots, residual, zbasic)
-    z = jnp.where(zbasic, jnp.maximum(x, 0.0), 0.0)  # clips round-off only: the residual bounds it
+    basic = basis_solution(M / m_scale, q / q_scale, zbasic)
+    converged = state.done & ~state.ray & basic.accepted
+    info = LemkeInfo(converged, state.ray, state.pivots, basic.residual, basic.error_bound, zbasic)
+    z = jnp.where(zbasic, jnp.maximum(basic.x, 0.0), 0.0) * (q_scale / m_scale)  # clips degenerate zeros only
     return jnp.where(converged, z, jnp.nan), info
+
+
+def _power_of_two_scale(a):
+    """The power of two nearest ``max|a|`` (1 for a zero array)."""
+    largest = jnp.max(jnp.abs(a))
+    return jnp.where(largest > 0.0, jnp.exp2(jnp.round(jnp.log2(jnp.where(largest > 0.0, largest, 1.0)))), 1.0)
 
 
 @_lemke.defjvp
@@ -143,12 +169,37 @@ def _basis_matrix(M, zbasic):
     return jnp.diag(1.0 - s) - M * s[None, :]
 
 
-def _residual(M, q, z, m_scale, q_scale):
-    """Largest violation of the LCP conditions in scaled units (NaN-free for a finite solve)."""
-    w = M @ z + q
-    z_s, w_s = z * m_scale / q_scale, w / q_scale
-    violation = jnp.concatenate([-z_s, -w_s, jnp.abs(z_s * w_s)])
-    return jnp.where(jnp.all(jnp.isfinite(violation)), jnp.maximum(jnp.max(violation), 0.0), jnp.inf)
+class BasisSolution(eqx.Module):
+    """The basic variables ``x`` of one complementary basis and its acceptance test (module text)."""
+
+    x: Float[Array, " n"]  # basic z_i where the basis has z_i, basic w_i elsewhere
+    bound: Float[Array, " n"]  # componentwise forward-error bound e
+    residual: Float[Array, ""]  # max_i max(-x_i, 0) / e_i
+    error_bound: Float[Array, ""]  # max e / max|x|
+    accepted: Bool[Array, ""]
+
+
+def basis_solution(M, q, zbasic) -> BasisSolution:
+    """Solve ``B x = q`` on the complementary basis ``zbasic`` (one refinement step) and test it: every
+    ``x_i >= -e_i`` and ``max e <= MIN_DIGITS_BOUND max|x|`` (module text). ``e`` and the first test are
+    invariant under row and column scaling; the second compares z's and w's, so pass the scaled problem
+    (``M / max|M|``, ``q / max|q|``, where both are O(1))."""
+    n = q.shape[0]
+    basis = _basis_matrix(M, zbasic)
+    factor = jax.scipy.linalg.lu_factor(basis)
+    x = jax.scipy.linalg.lu_solve(factor, q)
+    x = x + jax.scipy.linalg.lu_solve(factor, q - basis @ x)
+    residual = q - basis @ x
+    inverse = jax.scipy.linalg.lu_solve(factor, jnp.eye(n))
+    gamma = (n + 1) * jnp.finfo(q.dtype).eps
+    bound = jnp.abs(inverse) @ (jnp.abs(residual) + gamma * (jnp.abs(basis) @ jnp.abs(x) + jnp.abs(q)))
+    tiny = jnp.finfo(q.dtype).tiny
+    violation = jnp.max(jnp.maximum(-x, 0.0) / jnp.maximum(bound, tiny))
+    relative = jnp.max(bound) / jnp.maximum(jnp.max(jnp.abs(x)), tiny)
+    finite = jnp.all(jnp.isfinite(x)) & jnp.all(jnp.isfinite(bound))
+    accepted = finite & (violation <= 1.0) & (relative <= MIN_DIGITS_BOUND)
+    return BasisSolution(x, bound, jnp.where(finite, violation, jnp.inf), jnp.where(finite, relative, jnp.inf),
+                         accepted)
 
 
 def _pivot(tableau, row, col):
@@ -215,4 +266,4 @@ def _pivot_until_done(M, q, max_pivots: int) -> _Pivoting:
     return jax.lax.while_loop(running, step, start)
 
 
-__all__ = ["LemkeInfo", "lemke"]
+__all__ = ["BasisSolution", "LemkeInfo", "basis_solution", "lemke"]
