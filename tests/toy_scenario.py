@@ -12,7 +12,6 @@ import sys
 from pathlib import Path
 from typing import ClassVar
 
-import equinox as eqx
 import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float, Int
@@ -70,14 +69,7 @@ class Toy(AbstractScenario):
         return ToyOutcome(ts, xs, xs[-1], flag(params.rate > 10.0, Status.SOLVER_FAILURE))
 
     def design_space(self):
-        return (Parameter("toy.rate", 0.0, 20.0, "1/s"), Parameter("toy.amplitude", -10.0, 10.0, "-"))
-
-    def with_design(self, params: ToyParams, values: dict) -> ToyParams:
-        fields = {"toy.rate": "rate", "toy.amplitude": "amplitude"}
-        for key in values:
-            self.parameter(key)
-        return eqx.tree_at(lambda p: [getattr(p, fields[k]) for k in values], params,
-                           [jnp.asarray(v, float) for v in values.values()])
+        return (Parameter("toy.rate", 0.0, 20.0, "1/s", "rate"), Parameter("toy.amplitude", -10.0, 10.0, "-", "amplitude"))
 
     def metrics(self, params: ToyParams) -> dict:
         out = self.simulate(params)

@@ -17,6 +17,7 @@ import hashlib
 import json
 import os
 import shutil
+import tempfile
 from pathlib import Path
 
 from ..status import ConfigError
@@ -71,7 +72,7 @@ class ResultDir:
         probe = parent
         while not probe.exists():
             probe = probe.parent
-        if not probe.is_dir() or not os.access(probe, os.W_OK | os.X_OK):
+        if not probe.is_dir() or not os.access(probe, os.W_OK | os.X_OK) or not _can_create_in(probe):
             raise ConfigError(f"--out {out}: cannot write in {probe}")
         if self.overwrite:
             return
@@ -92,7 +93,10 @@ class ResultDir:
         resumable = self.command == "sweep" and self._matches(read_manifest(self.partial))
         if self.partial.exists() and not resumable:
             shutil.rmtree(self.partial)
-        self.partial.mkdir(parents=True, exist_ok=True)
+        try:
+            self.partial.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise ConfigError(f"--out {self.out}: cannot create {self.partial} ({err.strerror})") from None
         store = self.out / "store"
         if self.command == "sweep" and self._matches(read_manifest(self.out)) and store.is_dir():
             shutil.copytree(store, self.partial / "store", dirs_exist_ok=True)
@@ -123,3 +127,13 @@ class ResultDir:
         os.replace(self.partial, self.out)
         if old.exists():
             shutil.rmtree(old)
+
+
+def _can_create_in(directory: Path) -> bool:
+    """Whether a directory can really be made in ``directory`` (permission bits do not tell for root, nor for
+    virtual file systems such as /proc)."""
+    try:
+        shutil.rmtree(tempfile.mkdtemp(prefix=".diffspace-probe-", dir=directory))
+    except OSError:
+        return False
+    return True

@@ -11,7 +11,6 @@ key changes the model's topology and the batch is refused with one line naming i
 from __future__ import annotations
 
 import copy
-import re
 from pathlib import Path
 from typing import Callable
 
@@ -21,49 +20,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..scenarios import AbstractScenario, resolve_config
+from ..io.config import get_key, set_key
 from ..status import ConfigError
-
-_INDEXED = re.compile(r"^(?P<key>[A-Za-z0-9_.]+?)\[(?P<index>\d+)\]$")
-
-
-def set_key(raw: dict, key: str, value, defaults: dict | None = None) -> None:
-    """Set a dotted config key in a raw config, in place; ``a.b[2]`` sets element 2 of the list ``a.b``
-    (a list the raw config leaves at its default or names is first copied from ``defaults``, the validated
-    config with names resolved: :meth:`~diffspace.scenarios.AbstractScenario.resolved_config`)."""
-    match = _INDEXED.match(key)
-    dotted, index = (match["key"], int(match["index"])) if match else (key, None)
-    parts = dotted.split(".")
-    node = raw
-    for part in parts[:-1]:
-        node = node.setdefault(part, {})
-        if not isinstance(node, dict):
-            raise ConfigError(f"{key}: '{part}' is not a table")
-    if index is None:
-        node[parts[-1]] = value
-        return
-    current = node.get(parts[-1])
-    if not isinstance(current, list) and defaults is not None:  # a default or a name (e.g. a named attitude)
-        resolved = get_key(defaults, dotted)
-        if isinstance(resolved, list):
-            current = node[parts[-1]] = list(resolved)
-    if not isinstance(current, list):
-        raise ConfigError(f"{key}: the config value of {dotted} is not a list (got {current!r})")
-    if index >= len(current):
-        raise ConfigError(f"{key}: index {index} out of range (the list has {len(current)} elements)")
-    current[index] = value
-
-
-def get_key(raw: dict, key: str):
-    """Value of a dotted (optionally indexed) key in a raw config; ``KeyError`` if absent."""
-    match = _INDEXED.match(key)
-    dotted, index = (match["key"], int(match["index"])) if match else (key, None)
-    node = raw
-    for part in dotted.split("."):
-        if not isinstance(node, dict) or part not in node:
-            raise KeyError(key)
-        node = node[part]
-    return node if index is None else node[index]
-
 
 class CaseBuilder:
     """Builds the scenario of each case from a raw config (host side), caching by the non-design values."""

@@ -12,6 +12,7 @@ standard requires (Python's reader accepts any size, which would overflow later 
 from __future__ import annotations
 
 import math
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -195,3 +196,49 @@ def validate(cfg: dict, schema: Schema, base_dir: Path) -> dict:
     if problems:
         raise ConfigError(capped(problems, MAX_PROBLEMS, "\n"))
     return out
+
+
+_INDEXED = re.compile(r"^(?P<key>[A-Za-z0-9_.]+?)\[(?P<index>\d+)\]$")
+
+
+def split_indexed(key: str) -> tuple[str, int | None]:
+    """``"a.b[2]"`` -> ``("a.b", 2)``; ``"a.b"`` -> ``("a.b", None)``: the one parser of indexed config keys."""
+    match = _INDEXED.match(key)
+    return (match["key"], int(match["index"])) if match else (key, None)
+
+
+def set_key(raw: dict, key: str, value, defaults: dict | None = None) -> None:
+    """Set a dotted config key in a raw config, in place; ``a.b[2]`` sets element 2 of the list ``a.b``
+    (a list the raw config leaves at its default or names is first copied from ``defaults``, the validated
+    config with names resolved by the scenario's ``resolved_config``)."""
+    dotted, index = split_indexed(key)
+    parts = dotted.split(".")
+    node = raw
+    for part in parts[:-1]:
+        node = node.setdefault(part, {})
+        if not isinstance(node, dict):
+            raise ConfigError(f"{key}: '{part}' is not a table")
+    if index is None:
+        node[parts[-1]] = value
+        return
+    current = node.get(parts[-1])
+    if not isinstance(current, list) and defaults is not None:  # a default or a name (e.g. a named attitude)
+        resolved = get_key(defaults, dotted)
+        if isinstance(resolved, list):
+            current = node[parts[-1]] = list(resolved)
+    if not isinstance(current, list):
+        raise ConfigError(f"{key}: the config value of {dotted} is not a list (got {current!r})")
+    if index >= len(current):
+        raise ConfigError(f"{key}: index {index} out of range (the list has {len(current)} elements)")
+    current[index] = value
+
+
+def get_key(raw: dict, key: str):
+    """Value of a dotted (optionally indexed) key in a raw config; ``KeyError`` if absent."""
+    dotted, index = split_indexed(key)
+    node = raw
+    for part in dotted.split("."):
+        if not isinstance(node, dict) or part not in node:
+            raise KeyError(key)
+        node = node[part]
+    return node if index is None else node[index]

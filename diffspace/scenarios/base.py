@@ -29,15 +29,19 @@ finite, and counts the runs it excluded.
 from __future__ import annotations
 
 import abc
+import copy
 import dataclasses
+import functools
+import math
 from pathlib import Path
 from typing import ClassVar
 
 import equinox as eqx
+import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array
 
-from ..io.config import Schema
+from ..io.config import Schema, get_key, set_key, split_indexed
 from ..status import ConfigError, describe
 
 
@@ -51,10 +55,19 @@ class AbstractOutcome(eqx.Module):
     come first in the constructor's positional order.)"""
 
 
+UNIT_TO_SI = {"deg": math.pi / 180.0, "deg/s": math.pi / 180.0, "deg/s^2": math.pi / 180.0}
+"""Config units that differ from SI, with the factor taking them to SI; every other unit is SI already."""
+
+
 @dataclasses.dataclass(frozen=True)
 class Parameter:
-    """One design variable: a numeric config key, its bounds and unit (config units).
+    """One design variable: a numeric config key, its bounds and unit (config units), and where it lives.
 
+    ``field``: the dotted path of the :class:`AbstractParams` leaf it sets (``"attitude"``, ``"drive.end"``);
+    ``index``: the element of that leaf (``None``: the whole scalar leaf). The unit fixes the conversion
+    from config units to the SI value stored in the params (:data:`UNIT_TO_SI`: degrees become radians,
+    everything else is SI), so reading a config, :meth:`AbstractScenario.with_design` and writing results
+    back all convert in this one place.
     ``log``: optimisers and fits work with ``log(value)`` (positive parameters spanning decades).
     ``integer``: a discrete choice (e.g. a rope node); sweeps only, not gradient-based design.
     """
@@ -63,6 +76,8 @@ class Parameter:
     lower: float
     upper: float
     unit: str
+    field: str
+    index: int | None = None
     log: bool = False
     integer: bool = False
     help: str = ""
@@ -72,6 +87,31 @@ class Parameter:
             raise ValueError(f"{self.key}: lower bound {self.lower} must be below upper bound {self.upper}")
         if self.log and not self.lower > 0:
             raise ValueError(f"{self.key}: a log-scaled parameter needs a positive lower bound")
+
+    @property
+    def to_si(self) -> float:
+        """Factor from the config unit to SI."""
+        return UNIT_TO_SI.get(self.unit, 1.0)
+
+    def _leaf(self, params: AbstractParams):
+        return functools.reduce(getattr, self.field.split("."), params)
+
+    def read(self, params: AbstractParams) -> Array:
+        """The value in ``params``, in config units; pure."""
+        leaf = self._leaf(params)
+        value = leaf if self.index is None else leaf[self.index]
+        return value if self.integer else value / self.to_si
+
+    def write(self, params: AbstractParams, value) -> AbstractParams:
+        """``params`` with this variable set to ``value`` (config units); pure."""
+        leaf = self._leaf(params)
+        value = jnp.asarray(value)
+        if self.integer:
+            value = jnp.round(value).astype(leaf.dtype)
+        else:
+            value = (value * self.to_si).astype(leaf.dtype)
+        new = value if self.index is None else leaf.at[self.index].set(value)
+        return eqx.tree_at(self._leaf, params, new)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -126,9 +166,10 @@ class AbstractScenario(eqx.Module):
         """One simulation; pure (jit/vmap/grad)."""
 
     def with_design(self, params: AbstractParams, values: dict[str, Array]) -> AbstractParams:
-        """``params`` with design variables (config keys, config units) replaced; pure."""
-        if values:
-            raise ConfigError(f"{self.name}: no design variables (asked for {', '.join(values)})")
+        """``params`` with design variables (config keys, config units) replaced; pure. Generic: each key's
+        :class:`Parameter` says which leaf it sets and how its unit converts."""
+        for key, value in values.items():
+            params = self.parameter(key).write(params, value)
         return params
 
     def metrics(self, params: AbstractParams) -> dict[str, Array]:
@@ -155,10 +196,36 @@ class AbstractScenario(eqx.Module):
         """One line saying what went wrong in a failed outcome, naming the phase (host side)."""
         return describe(int(outcome.status))
 
+    def design_values(self, params: AbstractParams | None = None) -> dict[str, float]:
+        """Every design variable's value in ``params`` (default: the config's), in config units (host side)."""
+        params = self.params if params is None else params
+        out = {}
+        for p in self.design_space():
+            value = np.asarray(p.read(params))
+            out[p.key] = int(value) if p.integer else float(value)
+        return out
+
     def resolved_config(self, cfg: dict) -> dict:
-        """The validated ``cfg`` with named values (e.g. a named attitude) replaced by the numbers they stand
-        for, so a derived config can set one element of them (host side); by default ``cfg`` itself."""
-        return cfg
+        """The validated ``cfg`` with every design variable's value written under its key (named values such
+        as a named attitude become the numbers they stand for), so a derived config can set one element of a
+        list (host side)."""
+        out = copy.deepcopy(cfg)
+        values = self.design_values()
+        sizes: dict[str, int] = {}
+        for key in values:
+            dotted, index = split_indexed(key)
+            if index is not None:
+                sizes[dotted] = max(sizes.get(dotted, 0), index + 1)
+        for dotted, size in sizes.items():
+            try:
+                current = get_key(out, dotted)
+            except KeyError:
+                current = None
+            if not isinstance(current, list) or len(current) != size:
+                set_key(out, dotted, [None] * size)
+        for key, value in values.items():
+            set_key(out, key, value)
+        return out
 
     def design_space(self) -> tuple[Parameter, ...]:
         """The design variables this scenario exposes (config keys with bounds and units)."""

@@ -31,20 +31,69 @@ def robot_from_config(cfg: dict):
         raise ConfigError(f"robot.path: {err}") from None
 
 
-def joint_angles_from_config(robot, value, key: str) -> np.ndarray:
-    """Joint angles (rad) from a named attitude or a list of degrees, checked against the robot."""
+def joint_unit(robot, joint: int, rate: bool = False) -> str:
+    """Config unit of a joint coordinate (``rate``: of its velocity): degrees for a revolute joint, metres for a
+    prismatic one. Every joint list of a config (attitudes, design keys, limits) and every joint column of the
+    results uses it."""
+    unit = "deg" if robot.joint_kinds[joint + 1] == "revolute" else "m"
+    return unit + "/s" if rate else unit
+
+
+def joint_effort_unit(robot, joint: int) -> str:
+    """Unit of a joint's generalised force: N m (revolute) or N (prismatic)."""
+    return "N m" if robot.joint_kinds[joint + 1] == "revolute" else "N"
+
+
+def joint_scales(robot) -> np.ndarray:
+    """Per joint, the factor from config units to SI: pi/180 for revolute joints (degrees), 1 for prismatic
+    joints (metres)."""
+    return np.where(np.asarray(robot.revolute_mask[1:]) > 0, np.pi / 180.0, 1.0)
+
+
+def joint_column(robot, joint: int, stem: str = "", rate: bool = False) -> str:
+    """Column or metric name of a joint quantity with its unit suffix: ``joint2_deg``, ``joint3_change_m``."""
+    return f"joint{joint + 1}{stem}_{joint_unit(robot, joint, rate).replace('/', '_')}"
+
+
+def joint_values_from_config(robot, value, key: str, check_limits: bool = True) -> np.ndarray:
+    """Joint coordinates in SI (rad or m) from a named attitude of the robot or a list in config units
+    (degrees for revolute joints, metres for prismatic ones), checked against the robot and its limits."""
     if isinstance(value, str):
         names = dict(robot.attitudes)
         if value not in names:
             raise ConfigError(f"{key}: unknown attitude '{value}' (known: {', '.join(names) or 'none'})")
         return np.asarray(names[value], dtype=float)
     if not isinstance(value, list) or not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in value):
-        raise ConfigError(f"{key}: expected an attitude name or a list of joint angles in degrees")
+        raise ConfigError(f"{key}: expected an attitude name or a list of joint values (degrees for revolute "
+                          "joints, metres for prismatic ones)")
     if len(value) != robot.n_joints:
-        raise ConfigError(f"{key}: expected {robot.n_joints} joint angles, got {len(value)}")
-    angles = np.deg2rad(np.asarray(value, dtype=float))
-    lower, upper = np.asarray(robot.lower), np.asarray(robot.upper)
-    bad = [i + 1 for i in range(robot.n_joints) if not lower[i] - 1e-12 <= angles[i] <= upper[i] + 1e-12]
-    if bad:
-        raise ConfigError(f"{key}: joints {bad} outside their limits")
-    return angles
+        raise ConfigError(f"{key}: expected {robot.n_joints} joint values, got {len(value)}")
+    coordinates = np.asarray(value, dtype=float) * joint_scales(robot)
+    if check_limits:
+        lower, upper = np.asarray(robot.lower), np.asarray(robot.upper)
+        bad = [i + 1 for i in range(robot.n_joints) if not lower[i] - 1e-12 <= coordinates[i] <= upper[i] + 1e-12]
+        if bad:
+            raise ConfigError(f"{key}: joints {bad} outside their limits")
+    return coordinates
+
+
+def joint_values_to_config(robot, coordinates) -> np.ndarray:
+    """SI joint coordinates (rad or m) in config units (degrees or metres)."""
+    return np.asarray(coordinates, dtype=float) / joint_scales(robot)
+
+
+def joint_columns(robot, coordinates, joints) -> dict[str, np.ndarray]:
+    """Time-series columns of joint coordinates in config units, named with their unit (``joint2_deg``,
+    ``joint3_m``): ``coordinates[:, k]`` (SI) is joint ``joints[k]`` (0-based)."""
+    coordinates, scale = np.asarray(coordinates), joint_scales(robot)
+    return {joint_column(robot, j): coordinates[:, k] / scale[j] for k, j in enumerate(joints)}
+
+
+def joint_panels(robot, columns: dict, joints) -> list[tuple[str, dict]]:
+    """Plot panels of :func:`joint_columns`: revolute angles [deg] and prismatic travels [m] apart."""
+    panels = []
+    for unit, label in (("deg", "revolute joint angle [deg]"), ("m", "prismatic joint travel [m]")):
+        curves = {f"joint {j + 1}": columns[joint_column(robot, j)] for j in joints if joint_unit(robot, j) == unit}
+        if curves:
+            panels.append((label, curves))
+    return panels

@@ -5,16 +5,18 @@ from __future__ import annotations
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
-from ..base import AbstractParams
+from ..base import AbstractParams, Parameter
 
-KEYS = {  # design key -> (lower, upper, unit, log)
-    "capture.approach_speed_m_s": (1e-4, 10.0, "m/s", True),
-    "capture.approach_angles_deg[0]": (-89.0, 89.0, "deg", False),
-    "capture.approach_angles_deg[1]": (-89.0, 89.0, "deg", False),
-    "contact.stiffness_N_m_n": (1e3, 1e13, "N/m^n", True),
-    "contact.restitution_c": (1e-3, 1.0, "-", False),
-    "contact.exponent": (0.5, 3.0, "-", False),
-}
+APPROACH_PARAMETERS = (
+    Parameter("capture.approach_speed_m_s", 1e-4, 10.0, "m/s", "approach_speed", log=True),
+    Parameter("capture.approach_angles_deg[0]", -89.0, 89.0, "deg", "approach_angles", index=0),
+    Parameter("capture.approach_angles_deg[1]", -89.0, 89.0, "deg", "approach_angles", index=1),
+)
+CONTACT_PARAMETERS = (
+    Parameter("contact.stiffness_N_m_n", 1e3, 1e13, "N/m^n", "stiffness", log=True),
+    Parameter("contact.restitution_c", 1e-3, 1.0, "-", "restitution"),
+    Parameter("contact.exponent", 0.5, 3.0, "-", "exponent"),
+)
 
 
 class CaptureParams(AbstractParams):

@@ -49,7 +49,7 @@ from . import placement as pl
 from . import report
 from .model import CaptureModel, reference_scales, simulate_capture
 from .outcome import CaptureOutcome, capture_outcome
-from .params import KEYS, CaptureParams, approach_direction
+from .params import APPROACH_PARAMETERS, CONTACT_PARAMETERS, CaptureParams, approach_direction
 from .setup import capture_fields
 
 def _schema() -> Schema:
@@ -172,23 +172,7 @@ class Capture(AbstractScenario):
 
     # ------------------------------------------------------------------ design
     def design_space(self) -> tuple[Parameter, ...]:
-        return tuple(Parameter(k, lo, hi, unit, log) for k, (lo, hi, unit, log) in KEYS.items())
-
-    def with_design(self, params: CaptureParams, values: dict) -> CaptureParams:
-        angles = params.approach_angles
-        scalars = {"capture.approach_speed_m_s": "approach_speed", "contact.stiffness_N_m_n": "stiffness",
-                   "contact.restitution_c": "restitution", "contact.exponent": "exponent"}
-        replaced = {}
-        for key, value in values.items():
-            if key.startswith("capture.approach_angles_deg["):
-                self.parameter(key)
-                angles = angles.at[int(key[-2])].set(jnp.deg2rad(value))
-            elif key in scalars:
-                replaced[scalars[key]] = jnp.asarray(value, dtype=float)
-            else:
-                self.parameter(key)
-        return eqx.tree_at(lambda p: [p.approach_angles] + [getattr(p, f) for f in replaced], params,
-                           [angles] + list(replaced.values()))
+        return APPROACH_PARAMETERS + CONTACT_PARAMETERS
 
     def metrics(self, params: CaptureParams) -> dict:
         out = self.simulate(params)

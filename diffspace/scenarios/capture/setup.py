@@ -8,7 +8,7 @@ import numpy as np
 from ...dynamics import BaseMotion, center_of_mass, frame_pose
 from ...spatial import quat_to_rotation, rotation_to_quat
 from ...status import ConfigError
-from ..robot_config import joint_angles_from_config, robot_from_config
+from ..robot_config import joint_values_from_config, robot_from_config
 from . import placement as pl
 from .model import CaptureModel
 from .params import CaptureParams, approach_direction
@@ -27,7 +27,7 @@ def capture_fields(cfg: dict) -> dict:
     """The fields of a :class:`~.scenario.Capture` from a validated config."""
     robot = robot_from_config(cfg)
     arm, t, cap, sim = cfg["arm"], cfg["target"], cfg["capture"], cfg["simulation"]
-    angles = joint_angles_from_config(robot, arm["attitude"], "arm.attitude")
+    angles = joint_values_from_config(robot, arm["attitude"], "arm.attitude")
     try:
         robot.frame_index(arm["tip_frame"])
     except KeyError as err:

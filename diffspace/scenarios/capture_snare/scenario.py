@@ -43,7 +43,7 @@ from ...status import ConfigError, SolverFailure, Status, describe, first_failur
 from .. import resolve_config
 from ..base import AbstractOutcome, AbstractParams, AbstractScenario, Parameter
 from ..capture import Capture
-from ..capture.params import approach_direction
+from ..capture.params import APPROACH_PARAMETERS, approach_direction
 from ..snare import Snare
 from . import report
 
@@ -142,23 +142,8 @@ class CaptureSnare(AbstractScenario):
     # ------------------------------------------------------------------ design
     def design_space(self) -> tuple[Parameter, ...]:
         last = int(self.coefficients.shape[0]) + 1
-        return (Parameter("capture.approach_speed_m_s", 1e-4, 10.0, "m/s", log=True),
-                Parameter("capture.approach_angles_deg[0]", -89.0, 89.0, "deg"),
-                Parameter("capture.approach_angles_deg[1]", -89.0, 89.0, "deg"),
-                Parameter("snare_strike.node", 2, last, "-", integer=True, help="1-based rope node struck"))
-
-    def with_design(self, params: CaptureSnareParams, values: dict) -> CaptureSnareParams:
-        for key, value in values.items():
-            self.parameter(key)  # raises naming the known keys
-            value = jnp.asarray(value)
-            if key == "capture.approach_speed_m_s":
-                params = eqx.tree_at(lambda p: p.approach_speed, params, value.astype(float))
-            elif key == "snare_strike.node":
-                params = eqx.tree_at(lambda p: p.node, params, jnp.round(value).astype(params.node.dtype))
-            else:
-                angles = params.approach_angles.at[int(key[-2])].set(jnp.deg2rad(value))
-                params = eqx.tree_at(lambda p: p.approach_angles, params, angles)
-        return params
+        return APPROACH_PARAMETERS + (Parameter("snare_strike.node", 2, last, "-", "node", integer=True,
+                                                help="1-based rope node struck"),)
 
     def metrics(self, params: CaptureSnareParams) -> dict[str, Array]:
         out = self.simulate(params)

@@ -24,7 +24,6 @@ from typing import ClassVar
 import equinox as eqx
 import jax.numpy as jnp
 import numpy as np
-from jaxtyping import Array, Float
 
 from ...actuation.drive import BSpline, Cubic, Cycloidal, Drive, Quintic, Trapezoid
 from ...io.config import Field, Schema
@@ -36,14 +35,14 @@ from .simulation import Outcome, Settings, simulate_mast
 
 LAWS = ("trapezoid", "cubic", "quintic", "cycloidal", "spline")
 MODELS = ("shell", "beam")
-SCALAR_KEYS = {  # design key -> (MastParams field, lower, upper, unit, log)
-    "interface.thickness_m": ("thickness", 5e-4, 4e-3, "m", False),
-    "interface.inner_diameter_m": ("inner_diameter", 0.05, 0.12, "m", False),
-    "interface.length_m": ("length", 0.05, 0.2, "m", False),
-    "interface.young_Pa": ("young", 1e8, 1e13, "Pa", True),
-    "interface.damping_s": ("damping", 1e-5, 2e-2, "s", True),
-    "mast.module_density_kg_m3": ("module_density", 500.0, 2e4, "kg/m^3", True),
-}
+MAST_PARAMETERS = (
+    Parameter("interface.thickness_m", 5e-4, 4e-3, "m", "mast.thickness"),
+    Parameter("interface.inner_diameter_m", 0.05, 0.12, "m", "mast.inner_diameter"),
+    Parameter("interface.length_m", 0.05, 0.2, "m", "mast.length"),
+    Parameter("interface.young_Pa", 1e8, 1e13, "Pa", "mast.young", log=True),
+    Parameter("interface.damping_s", 1e-5, 2e-2, "s", "mast.damping", log=True),
+    Parameter("mast.module_density_kg_m3", 500.0, 2e4, "kg/m^3", "mast.module_density", log=True),
+)
 SPLINE_KEY = "drive.spline_points_deg"
 SPLINE_BOUNDS = (-45.0, 135.0)  # deg, for a 90 deg move
 DEFAULT_SPLINE_POINTS = 6
@@ -164,35 +163,11 @@ class Deployment(AbstractScenario):
 
     # ------------------------------------------------------------------ design
     def design_space(self) -> tuple[Parameter, ...]:
-        scalars = tuple(Parameter(key, lo, hi, unit, log) for key, (_, lo, hi, unit, log) in SCALAR_KEYS.items())
         if self.law != "spline":
-            return scalars
-        points = tuple(Parameter(f"{SPLINE_KEY}[{k}]", *SPLINE_BOUNDS, "deg", help=f"spline control point {k}")
-                       for k in range(self.params.drive.points.shape[0]))
-        return points + scalars
-
-    def with_design(self, params: DeploymentParams, values: dict[str, Float[Array, ""]]) -> DeploymentParams:
-        mast, drive = params.mast, params.drive
-        for key, value in values.items():
-            value = jnp.asarray(value, dtype=float)
-            if key in SCALAR_KEYS:
-                mast = eqx.tree_at(lambda p: getattr(p, SCALAR_KEYS[key][0]), mast, value)
-            elif key.startswith(SPLINE_KEY + "[") and self.law == "spline":
-                drive = eqx.tree_at(lambda dr: dr.points, drive, drive.points.at[self._point(key)].set(
-                    jnp.deg2rad(value)))
-            else:
-                self.parameter(key)  # raises naming the known keys
-        return DeploymentParams(mast, drive)
-
-    def _point(self, key: str) -> int:
-        try:
-            index = int(key[len(SPLINE_KEY) + 1:-1])
-        except ValueError:
-            raise ConfigError(f"{key}: expected {SPLINE_KEY}[k]") from None
-        n = self.params.drive.points.shape[0]
-        if not 0 <= index < n:
-            raise ConfigError(f"{key}: control point index out of range 0..{n - 1}")
-        return index
+            return MAST_PARAMETERS
+        points = tuple(Parameter(f"{SPLINE_KEY}[{k}]", *SPLINE_BOUNDS, "deg", "drive.points", index=k,
+                                 help=f"spline control point {k}") for k in range(self.params.drive.points.shape[0]))
+        return points + MAST_PARAMETERS
 
     def metrics(self, params: DeploymentParams) -> dict:
         outcome = self.simulate(params)

@@ -1,9 +1,10 @@
 """Measured ejection data for ``diffspace fit`` (identification of joint friction from air-table tests).
 
-CSV rows: ``attitude`` (a named attitude of the robot) or ``q1_deg .. qn_deg``; measured columns
-``separation_velocity_m_s`` (required), optionally ``stable_angular_velocity_deg_s`` and
-``joint{j}_change_final_deg`` for free joints ``j`` (1-based: the encoder reading after the ejection).
-Residuals are divided by the ``[measurement]`` standard deviations of the config.
+CSV rows: ``attitude`` (a named attitude of the robot) or one column per joint, ``q1_deg .. qn_deg`` (``q{j}_m``
+for a prismatic joint); measured columns ``separation_velocity_m_s`` (required), optionally
+``stable_angular_velocity_deg_s`` and ``joint{j}_change_final_deg`` (``_m`` for a prismatic joint) for free
+joints ``j`` (1-based: the encoder reading after the ejection). Residuals are divided by the
+``[measurement]`` standard deviations of the config.
 """
 
 from __future__ import annotations
@@ -15,17 +16,21 @@ import numpy as np
 
 from ...status import ConfigError
 from ..base import FitData
+from ..robot_config import joint_column, joint_unit, joint_values_to_config
 
 
-def _angles(row: dict, r: int, path: Path, names: dict, n: int) -> np.ndarray:
+def _coordinates(row: dict, r: int, path: Path, robot) -> np.ndarray:
+    """Every joint's coordinate of one row, in config units (degrees or metres)."""
+    names = dict(robot.attitudes)
     if "attitude" in row:
         if row["attitude"] not in names:
             raise ConfigError(f"{path}: row {r}, column attitude: unknown attitude {row['attitude']!r}")
-        return np.rad2deg(np.asarray(names[row["attitude"]]))
+        return joint_values_to_config(robot, names[row["attitude"]])
+    columns = [f"q{j + 1}_{joint_unit(robot, j)}" for j in range(robot.n_joints)]
     try:
-        return np.array([float(row[f"q{j + 1}_deg"]) for j in range(n)])
+        return np.array([float(row[c]) for c in columns])
     except (KeyError, ValueError, TypeError):
-        raise ConfigError(f"{path}: row {r}: need an 'attitude' column or numeric q1_deg..q{n}_deg") from None
+        raise ConfigError(f"{path}: row {r}: need an 'attitude' column or numeric {', '.join(columns)}") from None
 
 
 def read_ejection_data(scenario, path: Path) -> FitData:
@@ -39,15 +44,15 @@ def read_ejection_data(scenario, path: Path) -> FitData:
     header = list(rows[0])
     if "separation_velocity_m_s" not in header:
         raise ConfigError(f"{path}: missing column separation_velocity_m_s (found: {', '.join(header)})")
-    velocity, rate, angle = scenario.measurement_std
-    scales = {"separation_velocity_m_s": velocity, "stable_angular_velocity_deg_s": rate}
-    scales.update({f"joint{j + 1}_change_final_deg": angle for j in scenario.free})
-    columns = [k for k in scales if k in header]
+    velocity, rate, angle, travel = scenario.measurement_std
     robot = scenario.robot
-    names = dict(robot.attitudes)
+    scales = {"separation_velocity_m_s": velocity, "stable_angular_velocity_deg_s": rate}
+    scales.update({joint_column(robot, j, "_change_final"): angle if joint_unit(robot, j) == "deg" else travel
+                   for j in scenario.free})
+    columns = [k for k in scales if k in header]
     angles, measured = [], {k: [] for k in columns}
     for r, row in enumerate(rows, start=1):
-        angles.append(_angles(row, r, path, names, robot.n_joints))
+        angles.append(_coordinates(row, r, path, robot))
         for key in columns:
             cell = (row.get(key) or "").strip()
             if not cell:

@@ -9,8 +9,9 @@ system* (``ejection_space_manipulator.txt``). The full multibody model replaces 
   torques of stuck joints in :math:`Q_c` (one masked KKT solve, ``dynamics.restricted_dynamics``).
 * **Zero-force separation** at :math:`s = l` (time :math:`t_r`): a Diffrax event; the state carries over.
 * **Phase 2, free flight**: base ``free`` (mode ``space``) or ``planar`` (mode ``plane``: the air table,
-  base moving in its x-z plane and turning about y, paper eq. 31, with joints 1, 3, 5, 7 merged by
-  ``Robot.lock``).
+  base moving in its x-z plane and turning about y, paper eq. 31). On the air table only joints that keep
+  the arm in the plane can move: :func:`plane_locked_joints` finds the others from the kinematics at the
+  attitude (the reference arm's joints 1, 3, 5, 7), and they are merged by ``Robot.lock``.
 * **Joints**: unpowered with hybrid stick-slip friction (``friction.JointFriction``); each transition is an
   event and the integration restarts inside a bounded ``lax.scan`` (``simulate.hybrid_solve``).
 * **Joint limits** (``limits``): ``"stop"``: a hard stop at each limit. Reaching it is an event; the joint
@@ -34,6 +35,7 @@ from __future__ import annotations
 import equinox as eqx
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jaxtyping import Array, Float
 
 from ...actuation.friction import JointFriction
@@ -42,6 +44,7 @@ from ...dynamics import (BaseMotion, configuration_derivative, kinetic_energy, m
 from ...integrate import HybridSolution, hybrid_solve
 from ...robot import Robot
 from ...spatial import quat_to_rotation
+from ...tree_pass import tree_frames
 
 RAIL, FLIGHT = 0.0, 1.0
 LIMIT_MODES = ("stop", "flag", "ignore")
@@ -89,7 +92,7 @@ class EjectionModel(eqx.Module):
             raise ValueError(f"limits must be one of {LIMIT_MODES}, got {limits!r}")
         axis = jnp.asarray(rail_axis, dtype=float)
         axis = axis / jnp.linalg.norm(axis)
-        flight_motion = BaseMotion.free() if flight == "space" else BaseMotion.planar(_plane_normal(axis))
+        flight_motion = BaseMotion.free() if flight == "space" else BaseMotion.planar(plane_normal(axis))
         return cls(robot, friction, jnp.asarray(stiffness, float), jnp.asarray(compression, float),
                    BaseMotion.rail(axis), flight_motion, axis, jnp.asarray(stop_restitution, float), limits)
 
@@ -148,9 +151,26 @@ class EjectionModel(eqx.Module):
         return jnp.minimum(lower, upper)
 
 
-def _plane_normal(rail_axis):
+def plane_normal(rail_axis):
     """Normal of the air-table plane: base y unless the rail is along y (then base x)."""
     return jnp.where(jnp.abs(rail_axis[1]) < 0.9, jnp.array([0.0, 1.0, 0.0]), jnp.array([1.0, 0.0, 0.0]))
+
+
+def plane_locked_joints(robot: Robot, coordinates, rail_axis, tolerance: float = 1e-6) -> tuple[int, ...]:
+    """0-based joints that would take the arm out of the air-table plane at joint ``coordinates`` (host side).
+
+    With the base in its rest attitude, a revolute joint keeps every body moving parallel to the plane when
+    its axis is the plane normal, a prismatic joint when its axis lies in the plane; every other joint
+    (axes in the plane or oblique, prismatic axes across it) is locked. The free joints only turn about the
+    normal, so the axes of the joints after them keep their directions relative to the plane, and the
+    classification holds throughout the motion.
+    """
+    rot, _, _ = tree_frames(robot, jnp.asarray(coordinates, dtype=float))
+    axes = np.einsum("bij,bj->bi", np.asarray(rot), np.asarray(robot.axis))[1:]
+    along_normal = np.abs(axes @ np.asarray(plane_normal(jnp.asarray(rail_axis, dtype=float))))
+    revolute = np.asarray(robot.revolute_mask[1:]) > 0
+    in_plane = np.where(revolute, along_normal > 1.0 - tolerance, along_normal < tolerance)
+    return tuple(int(j) for j in np.flatnonzero(~in_plane))
 
 
 def _vector_field(model: EjectionModel):
@@ -191,6 +211,8 @@ def _conditions(model: EjectionModel) -> list:
         return jnp.where(jnp.any(watched), jnp.min(margins), 1.0)
 
     conditions = [separation]
+    if not model.robot.n_joints:  # every joint locked: one rigid body, separation is the only event
+        return conditions
     if model.friction.is_hybrid:
         conditions += [holding, slip]
     elif model.limits == "stop":
@@ -278,6 +300,8 @@ def settle(model: EjectionModel, t, y: EjectionState, mode: EjectionMode):
     """Resolve the modes at an event: separation; joints reaching a limit (stop impacts, or the crossing time
     recorded with ``limits = "flag"``); joints leaving their stops; then stick/slip (:func:`_settle_friction`)."""
     mode = _separate(model, y, mode)
+    if not model.robot.n_joints:
+        return y, mode
     if model.limits != "ignore":
         hit, side = _hit_limits(model, y, mode)
         if model.limits == "flag":

@@ -8,17 +8,13 @@ import numpy as np
 
 from ...io.results import plot_panels, write_timeseries
 from ...status import Status
+from ..robot_config import joint_column, joint_columns, joint_panels, joint_scales
 from .model import RAIL
 
 
 def _float_or_none(x) -> float | None:
     x = float(x)
     return x if np.isfinite(x) else None
-
-
-def _list_or_none(x) -> list | None:
-    x = np.asarray(x, dtype=float)
-    return x.tolist() if np.all(np.isfinite(x)) else None
 
 
 def summary(scenario, outcome) -> dict:
@@ -37,24 +33,34 @@ def summary(scenario, outcome) -> dict:
         "equivalent_mass_plane_frictionless_kg": float(outcome.equivalent_mass_plane_frictionless),
         "separation_time_s": _float_or_none(outcome.separation_time),
         "separation_velocity_m_s": _float_or_none(outcome.separation_velocity),
-        "joint_angle_change_at_separation_deg": _list_or_none(deg(np.asarray(outcome.joint_change_at_separation))),
         "stable": stable,
         "stable_time_s": _float_or_none(outcome.stable_time),
         "stable_velocity_m_s": _float_or_none(outcome.stable_velocity),
         "stable_angular_velocity_deg_s": float(deg(np.linalg.norm(omega))) if stable else None,
         "stable_angular_velocity_vector_deg_s": deg(omega).tolist() if stable else None,
-        "joint_angle_change_final_deg": deg(np.asarray(outcome.joint_change_final)).tolist(),
         "spring_energy_J": float(outcome.spring_energy),
         "kinetic_energy_final_J": float(outcome.kinetic_energy_final),
         "friction_loss_J": float(outcome.friction_loss),
         "stop_impact_loss_J": float(outcome.stop_loss),
         "energy_residual_J": residual,
     }
+    out.update(_joint_changes(scenario, outcome))
     crossings = np.asarray(outcome.limit_crossing_time)
     if scenario.limits == "flag":
         out["limit_crossings"] = {f"joint{j + 1}": float(t) for j, t in zip(scenario.free, crossings) if np.isfinite(t)}
     if outcome.paper:
         out["paper_method"] = _paper_comparison(outcome.paper, out)
+    return out
+
+
+def _joint_changes(scenario, outcome) -> dict:
+    """Each free joint's change at separation and at the end, in its config unit (degrees or metres)."""
+    robot, scale = scenario.robot, joint_scales(scenario.robot)
+    at_separation, final = np.asarray(outcome.joint_change_at_separation), np.asarray(outcome.joint_change_final)
+    out = {}
+    for k, j in enumerate(scenario.free):
+        out[joint_column(robot, j, "_change_at_separation")] = _float_or_none(at_separation[k] / scale[j])
+        out[joint_column(robot, j, "_change_final")] = float(final[k] / scale[j])
     return out
 
 
@@ -78,16 +84,16 @@ def write(scenario, outcome, out: Path) -> None:
     axis = np.asarray(scenario.rail_axis) / np.linalg.norm(scenario.rail_axis)
     free = scenario.free
     columns = {"t_s": ts, "base_travel_m": q[:, :3] @ axis, "base_velocity_m_s": v[:, :3] @ axis}
-    columns.update({f"joint{j + 1}_deg": np.rad2deg(q[:, 7 + k]) for k, j in enumerate(free)})
+    joints = joint_columns(scenario.robot, q[:, 7:], free)
+    columns.update(joints)
     columns.update({f"base_omega_{a}_deg_s": np.rad2deg(v[:, 3 + i]) for i, a in enumerate("xyz")})
     columns["friction_loss_J"] = loss
     columns["stop_impact_loss_J"] = np.asarray(sol.ys.stop_loss)
     write_timeseries(out, columns)
-    plot_panels(out / "ejection.png", ts, [
-        ("base velocity [m/s]", {"along rail": columns["base_velocity_m_s"]}),
-        ("joint angle [deg]", {f"joint {j + 1}": columns[f"joint{j + 1}_deg"] for j in free}),
-        ("base angular rate [deg/s]", {a: columns[f"base_omega_{a}_deg_s"] for a in "xyz"}),
-    ])
+    panels = [("base velocity [m/s]", {"along rail": columns["base_velocity_m_s"]})]
+    panels += joint_panels(scenario.robot, joints, free)
+    panels.append(("base angular rate [deg/s]", {a: columns[f"base_omega_{a}_deg_s"] for a in "xyz"}))
+    plot_panels(out / "ejection.png", ts, panels)
 
 
 def diagnose(scenario, outcome) -> str:

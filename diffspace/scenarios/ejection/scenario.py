@@ -11,7 +11,11 @@ Config (public contract)::
     [simulation]  t_final_s, rtol, atol, n_save, max_steps, max_segments
     [measurement] standard deviations of measured data for ``fit``
 
-Design variables (config keys, config units): ``ejection.attitude[i]`` (joint ``i + 1``, degrees),
+Joint lists (``attitude``) are in degrees for revolute joints and metres for prismatic ones.
+``locked_joints`` defaults to none in space; on the air table (``plane``) to every joint that would move the
+arm out of the plane (read from the kinematics at the attitude: axes not normal to the plane).
+
+Design variables (config keys, config units): ``ejection.attitude[i]`` (joint ``i + 1``, degrees or metres),
 ``ejection.spring_stiffness_N_m``, ``ejection.spring_compression_m``, ``friction.static_N_m``,
 ``friction.coulomb_N_m``, ``friction.viscous_N_m_s_rad``, ``friction.smooth_velocity_rad_s``.
 """
@@ -31,25 +35,26 @@ from ...io.config import Field, Schema
 from ...robot import Robot
 from ...status import ConfigError
 from ..base import AbstractParams, AbstractScenario, FitData, Parameter
-from ..robot_config import ROBOT_FIELDS, SIMULATION_FIELDS, joint_angles_from_config, robot_from_config
+from ..robot_config import (ROBOT_FIELDS, SIMULATION_FIELDS, joint_column, joint_scales, joint_unit,
+                            joint_values_from_config, joint_values_to_config, robot_from_config)
 from . import report
-from .model import LIMIT_MODES, EjectionModel, equivalent_mass, simulate_ejection
+from .model import LIMIT_MODES, EjectionModel, equivalent_mass, plane_locked_joints, simulate_ejection
 from .outcome import EjectionOutcome, ejection_outcome
 
-DEFAULT_LOCKED = {"plane": (1, 3, 5, 7), "space": ()}
-SCALAR_KEYS = {  # design key -> (EjectionParams field, lower, upper, unit, log)
-    "ejection.spring_stiffness_N_m": ("spring_stiffness", 1.0, 1e6, "N/m", True),
-    "ejection.spring_compression_m": ("spring_compression", 1e-4, 1.0, "m", True),
-    "friction.static_N_m": ("static_torque", 1e-3, 100.0, "N m", True),
-    "friction.coulomb_N_m": ("coulomb_torque", 1e-3, 100.0, "N m", True),
-    "friction.viscous_N_m_s_rad": ("viscous", 1e-2, 100.0, "N m s/rad", True),
-    "friction.smooth_velocity_rad_s": ("smooth_velocity", 1e-6, 1.0, "rad/s", True),
-    "ejection.stop_restitution": ("stop_restitution", 0.0, 1.0, "-", False),
-}
+SCALAR_PARAMETERS = (
+    Parameter("ejection.spring_stiffness_N_m", 1.0, 1e6, "N/m", "spring_stiffness", log=True),
+    Parameter("ejection.spring_compression_m", 1e-4, 1.0, "m", "spring_compression", log=True),
+    Parameter("friction.static_N_m", 1e-3, 100.0, "N m", "static_torque", log=True),
+    Parameter("friction.coulomb_N_m", 1e-3, 100.0, "N m", "coulomb_torque", log=True),
+    Parameter("friction.viscous_N_m_s_rad", 1e-2, 100.0, "N m s/rad", "viscous", log=True),
+    Parameter("friction.smooth_velocity_rad_s", 1e-6, 1.0, "rad/s", "smooth_velocity", log=True),
+    Parameter("ejection.stop_restitution", 0.0, 1.0, "-", "stop_restitution"),
+)
+UNLIMITED_BOUNDS = {"deg": 180.0, "m": 1.0}  # design bounds of a joint without limits, +-, config units
 
 
 class EjectionParams(AbstractParams):
-    attitude: Float[Array, " n"]  # every joint of the robot [rad]
+    attitude: Float[Array, " n"]  # every joint of the robot [rad or m]
     spring_stiffness: Float[Array, ""]
     spring_compression: Float[Array, ""]
     static_torque: Float[Array, ""]
@@ -105,7 +110,8 @@ def _schema() -> Schema:
         "measurement": {
             "velocity_std_m_s": Field("float", 1e-3, gt=0.0, help="noise of measured separation velocities"),
             "angular_rate_std_deg_s": Field("float", 0.1, gt=0.0),
-            "angle_std_deg": Field("float", 0.05, gt=0.0, help="encoder noise of joint angle changes"),
+            "angle_std_deg": Field("float", 0.05, gt=0.0, help="encoder noise of revolute joint angle changes"),
+            "travel_std_m": Field("float", 1e-4, gt=0.0, help="encoder noise of prismatic joint changes"),
         },
     })
 
@@ -119,8 +125,9 @@ class Ejection(AbstractScenario):
     params: EjectionParams
     rail_axis: Float[Array, "3"]
     settings: Settings
-    measurement_std: tuple[float, float, float] = eqx.field(static=True)  # velocity, angular rate, angle
+    measurement_std: tuple[float, ...] = eqx.field(static=True)  # velocity, angular rate, angle, travel
     locked: tuple[int, ...] = eqx.field(static=True)  # 0-based
+    plane_default_locked: tuple[int, ...] = eqx.field(static=True)  # 0-based: joints leaving the air-table plane
     mode: str = eqx.field(static=True)
     friction_model: str = eqx.field(static=True)
     method: str = eqx.field(static=True)
@@ -134,26 +141,24 @@ class Ejection(AbstractScenario):
     def from_config(cls, cfg: dict) -> "Ejection":
         robot = robot_from_config(cfg)
         ej, fr, sim = cfg["ejection"], cfg["friction"], cfg["simulation"]
-        angles = joint_angles_from_config(robot, ej["attitude"], "ejection.attitude")
-        locked = ej["locked_joints"] if ej["locked_joints"] is not None else DEFAULT_LOCKED[ej["mode"]]
-        bad = [j for j in locked if not 1 <= j <= robot.n_joints]
-        if bad:
-            raise ConfigError(f"ejection.locked_joints: indices {bad} out of range 1..{robot.n_joints}")
-        if len(set(locked)) == robot.n_joints:
-            raise ConfigError("ejection.locked_joints: at least one joint must stay free (use friction.model = 'locked')")
+        coordinates = joint_values_from_config(robot, ej["attitude"], "ejection.attitude")
+        plane_default = plane_locked_joints(robot, coordinates, ej["rail_axis"])
+        locked = _locked_joints(ej, robot.n_joints, plane_default)
         if fr["model"] == "hybrid" and fr["coulomb_N_m"] > fr["static_N_m"]:
             raise ConfigError("friction.coulomb_N_m: must not exceed friction.static_N_m for the hybrid model")
         scalar = lambda x: jnp.asarray(x, dtype=float)  # noqa: E731
-        params = EjectionParams(jnp.asarray(angles, dtype=float), scalar(ej["spring_stiffness_N_m"]),
-                                scalar(ej["spring_compression_m"]), scalar(fr["static_N_m"]),
-                                scalar(fr["coulomb_N_m"]), scalar(fr["viscous_N_m_s_rad"]),
-                                scalar(fr["smooth_velocity_rad_s"]), scalar(ej["stop_restitution"]))
-        settings = Settings(scalar(sim["t_final_s"]), scalar(sim["rtol"]), scalar(sim["atol"]), sim["n_save"],
-                            sim["max_steps"], sim["max_segments"])
+        params = EjectionParams(
+            attitude=jnp.asarray(coordinates, dtype=float), spring_stiffness=scalar(ej["spring_stiffness_N_m"]),
+            spring_compression=scalar(ej["spring_compression_m"]), static_torque=scalar(fr["static_N_m"]),
+            coulomb_torque=scalar(fr["coulomb_N_m"]), viscous=scalar(fr["viscous_N_m_s_rad"]),
+            smooth_velocity=scalar(fr["smooth_velocity_rad_s"]), stop_restitution=scalar(ej["stop_restitution"]))
+        settings = Settings(t_final=scalar(sim["t_final_s"]), rtol=scalar(sim["rtol"]), atol=scalar(sim["atol"]),
+                            n_save=sim["n_save"], max_steps=sim["max_steps"], max_segments=sim["max_segments"])
         m = cfg["measurement"]
-        std = (m["velocity_std_m_s"], m["angular_rate_std_deg_s"], m["angle_std_deg"])
+        std = (m["velocity_std_m_s"], m["angular_rate_std_deg_s"], m["angle_std_deg"], m["travel_std_m"])
         return cls(robot=robot, params=params, rail_axis=jnp.asarray(ej["rail_axis"], dtype=float),
-                   settings=settings, measurement_std=std, locked=tuple(sorted(j - 1 for j in set(locked))),
+                   settings=settings, measurement_std=std, locked=locked,
+                   plane_default_locked=plane_default,
                    mode=ej["mode"], friction_model=fr["model"], method=ej["method"], limits=ej["limits"])
 
     @property
@@ -175,9 +180,19 @@ class Ejection(AbstractScenario):
         free = [j for j in range(self.robot.n_joints) if j not in locked]
         return model, params.attitude[jnp.asarray(free, dtype=int)]
 
+    def locked_in(self, mode: str) -> tuple[int, ...]:
+        """0-based joints locked in ``mode``: this run's set in its own mode; otherwise that mode's default (none
+        in space; on the air table the joints that would leave the plane)."""
+        if mode == self.mode:
+            return self.locked
+        return () if mode == "space" else self.plane_default_locked
+
     def frictionless_equivalent_mass(self, params: EjectionParams, mode: str):
-        """Equivalent mass with the mode's default locked joints and every other joint free and frictionless."""
-        locked = tuple(j - 1 for j in DEFAULT_LOCKED[mode])
+        """Equivalent mass with the joints locked in ``mode`` (:meth:`locked_in`) and every other joint free and
+        frictionless (the total mass when every joint is locked)."""
+        locked = self.locked_in(mode)
+        if len(locked) == self.robot.n_joints:
+            return self.robot.total_mass
         model, free_angles = self.model(params, locked, "none", mode)
         q0 = model.robot.neutral().at[7:].set(free_angles)
         return equivalent_mass(model, q0, jnp.ones(model.robot.n_joints))
@@ -193,36 +208,17 @@ class Ejection(AbstractScenario):
         paper = paper_ejection(model, free_angles) if self.method == "paper" else {}
         return ejection_outcome(model, run, free_angles, masses, paper)
 
-    def with_design(self, params: EjectionParams, values: dict) -> EjectionParams:
-        attitude = params.attitude
-        replaced = {}
-        for key, value in values.items():
-            if key.startswith("ejection.attitude["):
-                attitude = attitude.at[self._joint_index(key)].set(jnp.deg2rad(value))
-            elif key in SCALAR_KEYS:
-                replaced[SCALAR_KEYS[key][0]] = jnp.asarray(value, dtype=float)
-            else:
-                self.parameter(key)  # raises naming the known keys
-        return eqx.tree_at(lambda p: [p.attitude] + [getattr(p, f) for f in replaced], params,
-                           [attitude] + list(replaced.values()))
-
-    def resolved_config(self, cfg: dict) -> dict:
-        ejection = {**cfg["ejection"], "attitude": np.rad2deg(np.asarray(self.params.attitude)).tolist()}
-        return {**cfg, "ejection": ejection}
-
-    def _joint_index(self, key: str) -> int:
-        index = int(key[len("ejection.attitude["):-1])
-        if not 0 <= index < self.robot.n_joints:
-            raise ConfigError(f"{key}: joint index out of range 0..{self.robot.n_joints - 1}")
-        return index
-
     def design_space(self) -> tuple[Parameter, ...]:
-        lower, upper = np.rad2deg(np.asarray(self.robot.lower)), np.rad2deg(np.asarray(self.robot.upper))
-        joints = tuple(Parameter(f"ejection.attitude[{i}]", float(lower[i]) if np.isfinite(lower[i]) else -180.0,
-                                 float(upper[i]) if np.isfinite(upper[i]) else 180.0, "deg",
-                                 help=f"joint {i + 1} angle") for i in range(self.robot.n_joints))
-        scalars = tuple(Parameter(key, lo, hi, unit, log) for key, (_, lo, hi, unit, log) in SCALAR_KEYS.items())
-        return joints + scalars
+        robot = self.robot
+        lower, upper = joint_values_to_config(robot, robot.lower), joint_values_to_config(robot, robot.upper)
+        joints = []
+        for i in range(robot.n_joints):
+            unit = joint_unit(robot, i)
+            bound = UNLIMITED_BOUNDS[unit]
+            joints.append(Parameter(f"ejection.attitude[{i}]", float(lower[i]) if np.isfinite(lower[i]) else -bound,
+                                    float(upper[i]) if np.isfinite(upper[i]) else bound, unit, "attitude", index=i,
+                                    help=f"joint {i + 1} ({robot.joint_names[i]})"))
+        return tuple(joints) + SCALAR_PARAMETERS
 
     def metrics(self, params: EjectionParams) -> dict:
         outcome = self.simulate(params)
@@ -236,9 +232,10 @@ class Ejection(AbstractScenario):
             "stable_angular_velocity_deg_s": jnp.rad2deg(outcome.tumbling_rate),
             "friction_loss_J": outcome.friction_loss,
         }
+        scale = joint_scales(self.robot)
         for k, j in enumerate(self.free):
-            metrics[f"joint{j + 1}_change_at_separation_deg"] = jnp.rad2deg(outcome.joint_change_at_separation[k])
-            metrics[f"joint{j + 1}_change_final_deg"] = jnp.rad2deg(outcome.joint_change_final[k])
+            metrics[joint_column(self.robot, j, "_change_at_separation")] = outcome.joint_change_at_separation[k] / scale[j]
+            metrics[joint_column(self.robot, j, "_change_final")] = outcome.joint_change_final[k] / scale[j]
         return metrics
 
     def summary(self, outcome: EjectionOutcome) -> dict:
@@ -254,3 +251,15 @@ class Ejection(AbstractScenario):
         from .data import read_ejection_data
 
         return read_ejection_data(self, path)
+
+
+def _locked_joints(ejection: dict, n_joints: int, plane_default: tuple[int, ...]) -> tuple[int, ...]:
+    """0-based locked joints: ``ejection.locked_joints`` (1-based) checked against the robot, else the mode's
+    default (none in space, the joints leaving the plane on the air table)."""
+    given = ejection["locked_joints"]
+    if given is None:
+        return () if ejection["mode"] == "space" else plane_default
+    bad = [j for j in given if not 1 <= j <= n_joints]
+    if bad:
+        raise ConfigError(f"ejection.locked_joints: indices {bad} out of range 1..{n_joints}")
+    return tuple(sorted(j - 1 for j in set(given)))

@@ -27,11 +27,12 @@ from ...io.results import plot_panels, write_timeseries
 from ...robot import Robot
 from ...status import ConfigError, Status
 from ..base import AbstractOutcome, AbstractParams, AbstractScenario, Parameter
-from ..robot_config import ROBOT_FIELDS, SIMULATION_FIELDS, joint_angles_from_config, robot_from_config
+from ..robot_config import (ROBOT_FIELDS, SIMULATION_FIELDS, joint_columns, joint_effort_unit, joint_panels,
+                            joint_scales, joint_values_from_config, robot_from_config)
 
 
 class FreeFloatingParams(AbstractParams):
-    torque_amplitude: Float[Array, " n"]  # N m
+    torque_amplitude: Float[Array, " n"]  # N m (N for a prismatic joint)
     torque_period: Float[Array, ""]  # s
     joint_damping: Float[Array, ""]  # N m s/rad
 
@@ -49,10 +50,10 @@ def _schema() -> Schema:
     return Schema({
         "robot": ROBOT_FIELDS,
         "motion": {
-            "initial_attitude": Field("any", None, help="attitude name or joint angles [deg]"),
-            "initial_joint_rates_deg_s": Field("floats", None),
+            "initial_attitude": Field("any", None, help="attitude name or joint values [deg; m if prismatic]"),
+            "initial_joint_rates_deg_s": Field("floats", None, help="per joint [deg/s; m/s if prismatic]"),
             "initial_base_twist": Field("floats", [0.0] * 6, length=6, help="[v (m/s), w (rad/s)] base frame"),
-            "torque_amplitude_N_m": Field("floats", None, help="per joint; tau = A sin(2 pi t / T)"),
+            "torque_amplitude_N_m": Field("floats", None, help="per joint [N m; N if prismatic]; tau = A sin(2 pi t / T)"),
             "torque_period_s": Field("float", 1.0, gt=0.0),
             "joint_damping_N_m_s_rad": Field("float", 0.0, min=0.0),
             "base_motion": Field("str", "free", choices=("free", "planar", "rail", "fixed")),
@@ -95,9 +96,9 @@ class FreeFloating(AbstractScenario):
         robot = robot_from_config(cfg)
         m, sim = cfg["motion"], cfg["simulation"]
         n = robot.n_joints
-        angles = np.zeros(n) if m["initial_attitude"] is None else joint_angles_from_config(
+        angles = np.zeros(n) if m["initial_attitude"] is None else joint_values_from_config(
             robot, m["initial_attitude"], "motion.initial_attitude")
-        rates = np.deg2rad(_vector(m["initial_joint_rates_deg_s"], n, "motion.initial_joint_rates_deg_s"))
+        rates = _vector(m["initial_joint_rates_deg_s"], n, "motion.initial_joint_rates_deg_s") * joint_scales(robot)
         amplitude = _vector(m["torque_amplitude_N_m"], n, "motion.torque_amplitude_N_m")
         ee = m["end_effector"] or robot.frame_names[-1]
         if ee not in robot.frame_names:
@@ -129,22 +130,11 @@ class FreeFloating(AbstractScenario):
         return FreeFloatingOutcome(traj, mom, energy, ee, com, traj.status)
 
     def design_space(self) -> tuple[Parameter, ...]:
-        joints = tuple(Parameter(f"motion.torque_amplitude_N_m[{j}]", -1e3, 1e3, "N m") for j in range(self.robot.n_joints))
-        return joints + (Parameter("motion.torque_period_s", 1e-2, 1e3, "s", log=True),
-                         Parameter("motion.joint_damping_N_m_s_rad", 0.0, 1e3, "N m s/rad"))
-
-    def with_design(self, params: FreeFloatingParams, values: dict) -> FreeFloatingParams:
-        amplitude = params.torque_amplitude
-        scalars = {"motion.torque_period_s": "torque_period", "motion.joint_damping_N_m_s_rad": "joint_damping"}
-        replaced = {}
-        for key, value in values.items():
-            self.parameter(key)
-            if key in scalars:
-                replaced[scalars[key]] = jnp.asarray(value, float)
-            else:
-                amplitude = amplitude.at[int(key[key.index("[") + 1:-1])].set(value)
-        return eqx.tree_at(lambda p: [p.torque_amplitude] + [getattr(p, f) for f in replaced], params,
-                           [amplitude] + list(replaced.values()))
+        joints = tuple(Parameter(f"motion.torque_amplitude_N_m[{j}]", -1e3, 1e3, joint_effort_unit(self.robot, j),
+                                 "torque_amplitude", index=j, help=f"joint {j + 1} torque (force) amplitude")
+                       for j in range(self.robot.n_joints))
+        return joints + (Parameter("motion.torque_period_s", 1e-2, 1e3, "s", "torque_period", log=True),
+                         Parameter("motion.joint_damping_N_m_s_rad", 0.0, 1e3, "N m s/rad", "joint_damping"))
 
     def metrics(self, params: FreeFloatingParams) -> dict:
         out = self.simulate(params)
@@ -175,14 +165,13 @@ class FreeFloating(AbstractScenario):
     def write(self, outcome: FreeFloatingOutcome, out: Path) -> None:
         traj = outcome.trajectory
         ts, q, ee = np.asarray(traj.ts), np.asarray(traj.q), np.asarray(outcome.end_effector)
-        n = self.robot.n_joints
+        joints = joint_columns(self.robot, q[:, 7:], range(self.robot.n_joints))
         columns = {"t_s": ts, **{f"base_{a}_m": q[:, i] for i, a in enumerate("xyz")},
-                   **{f"joint{j + 1}_rad": q[:, 7 + j] for j in range(n)},
+                   **joints,
                    **{f"ee_{a}_m": ee[:, i] for i, a in enumerate("xyz")},
                    "kinetic_energy_J": np.asarray(outcome.kinetic_energy)}
         write_timeseries(out, columns)
-        plot_panels(out / "motion.png", ts, [
-            ("joint angle [deg]", {f"q{j + 1}": np.rad2deg(q[:, 7 + j]) for j in range(n)}),
+        plot_panels(out / "motion.png", ts, joint_panels(self.robot, joints, range(self.robot.n_joints)) + [
             ("base position [m]", {a: q[:, i] for i, a in enumerate("xyz")}),
             (f"{self.end_effector} position [m]", {a: ee[:, i] for i, a in enumerate("xyz")}),
         ])

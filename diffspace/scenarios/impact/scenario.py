@@ -39,16 +39,16 @@ from ..base import AbstractParams, AbstractScenario, FitData, Parameter
 from . import report
 
 DATA_COLUMNS = ["v_in_mm_s", "v_out_measured_mm_s", "F_peak_measured_N"]
-KEYS = {  # design key -> (ImpactParams field, lower, upper, unit, log)
-    "impact.approach_speed_m_s": ("approach_speed", 1e-4, 10.0, "m/s", True),
-    "impact.initial_gap_m": ("initial_gap", 0.0, 1.0, "m", False),
-    "impact.mass1_kg": ("mass1", 1e-3, 1e5, "kg", True),
-    "impact.mass2_kg": ("mass2", 1e-3, 1e5, "kg", True),
-    "contact.stiffness_N_m_n": ("stiffness", 1e3, 1e13, "N/m^n", True),
-    "contact.exponent": ("exponent", 0.5, 3.0, "-", False),
-    "contact.restitution_c": ("restitution", 1e-3, 1.0, "-", False),
-    "friction.mu": ("mu", 1e-6, 1.0, "-", True),
-}
+PARAMETERS = (
+    Parameter("impact.approach_speed_m_s", 1e-4, 10.0, "m/s", "approach_speed", log=True),
+    Parameter("impact.initial_gap_m", 0.0, 1.0, "m", "initial_gap"),
+    Parameter("impact.mass1_kg", 1e-3, 1e5, "kg", "mass1", log=True),
+    Parameter("impact.mass2_kg", 1e-3, 1e5, "kg", "mass2", log=True),
+    Parameter("contact.stiffness_N_m_n", 1e3, 1e13, "N/m^n", "stiffness", log=True),
+    Parameter("contact.exponent", 0.5, 3.0, "-", "exponent"),
+    Parameter("contact.restitution_c", 1e-3, 1.0, "-", "restitution"),
+    Parameter("friction.mu", 1e-6, 1.0, "-", "mu", log=True),
+)
 
 
 def friction_from_decelerations(decelerations, gravity=10.0, mass_total=38.4 + 21.85) -> dict:
@@ -167,15 +167,7 @@ class Impact(AbstractScenario):
 
     # ------------------------------------------------------------------ design
     def design_space(self) -> tuple[Parameter, ...]:
-        return tuple(Parameter(key, lo, hi, unit, log) for key, (_, lo, hi, unit, log) in KEYS.items())
-
-    def with_design(self, params: ImpactParams, values: dict) -> ImpactParams:
-        for key in values:
-            if key not in KEYS:
-                self.parameter(key)  # raises naming the known keys
-        fields = [KEYS[k][0] for k in values]
-        return eqx.tree_at(lambda p: [getattr(p, f) for f in fields], params,
-                           [jnp.asarray(v, dtype=float) for v in values.values()])
+        return PARAMETERS
 
     def metrics(self, params: ImpactParams) -> dict:
         out = self.simulate(params)

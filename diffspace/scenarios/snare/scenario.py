@@ -52,16 +52,19 @@ from .data import read_peak_forces
 from .outcome import SnareOutcome, simulate_snare, snare_metrics
 
 _deg = np.deg2rad
-KEYS = {  # design key -> (SnareParams field, lower, upper, unit, log, config units -> SI)
-    "strike.approach_speed_m_s": ("approach_speed", 1e-3, 1.0, "m/s", True, None),
-    "rope.bending_stiffness_N_m_rad": ("bending_stiffness", 1e-2, 1e2, "N m/rad", True, None),
-    "rope.axial_rigidity_N": ("axial_rigidity", 1e3, 1e7, "N", True, None),
-    "contact.stiffness_N_m_n": ("contact_stiffness", 1e4, 1e10, "N/m^n", True, None),
-    "contact.restitution_c": ("contact_restitution", 1e-3, 1.0, "-", False, None),
-    "virtual_spring.damping_N_s_m": ("virtual_damping", 0.0, 100.0, "N s/m", False, None),
-    "snare.ring_rate_deg_s": ("ring_rate", -360.0, 360.0, "deg/s", False, jnp.deg2rad),
+PARAMETERS = (
+    Parameter("strike.approach_speed_m_s", 1e-3, 1.0, "m/s", "approach_speed", log=True),
+    Parameter("rope.bending_stiffness_N_m_rad", 1e-2, 1e2, "N m/rad", "bending_stiffness", log=True),
+    Parameter("rope.axial_rigidity_N", 1e3, 1e7, "N", "axial_rigidity", log=True),
+    Parameter("contact.stiffness_N_m_n", 1e4, 1e10, "N/m^n", "contact_stiffness", log=True),
+    Parameter("contact.restitution_c", 1e-3, 1.0, "-", "contact_restitution"),
+    Parameter("virtual_spring.damping_N_s_m", 0.0, 100.0, "N s/m", "virtual_damping"),
+    Parameter("snare.ring_rate_deg_s", -360.0, 360.0, "deg/s", "ring_rate"),
+)
+MASS_PARAMETERS = {  # by strike.mass_source: the striking mass, or the target's in series with the arm
+    "value": Parameter("strike.mass_kg", 1e-3, 1e5, "kg", "mass", log=True),
+    "arm": Parameter("strike.target_mass_kg", 1e-3, 1e5, "kg", "target_mass", log=True),
 }
-MASS_KEYS = {"value": ("strike.mass_kg", "mass"), "arm": ("strike.target_mass_kg", "target_mass")}
 
 
 class SnareParams(AbstractParams):
@@ -161,26 +164,9 @@ class Snare(AbstractScenario):
         return snare_metrics(self, params)
 
     def design_space(self) -> tuple[Parameter, ...]:
-        node = Parameter("strike.node", 2, self.rope.n_sections, "-", integer=True, help="1-based contact node")
-        mass_key = MASS_KEYS[self.mass_source][0]
-        mass = Parameter(mass_key, 1e-3, 1e5, "kg", log=True)
-        rest = tuple(Parameter(key, lo, hi, unit, log) for key, (_, lo, hi, unit, log, _) in KEYS.items())
-        return (node, mass) + rest
-
-    def with_design(self, params: SnareParams, values: dict) -> SnareParams:
-        replaced = {}
-        for key, value in values.items():
-            value = jnp.asarray(value)
-            if key == "strike.node":
-                replaced["node"] = jnp.round(value).astype(params.node.dtype)
-            elif key == MASS_KEYS[self.mass_source][0]:
-                replaced[MASS_KEYS[self.mass_source][1]] = value.astype(float)
-            elif key in KEYS:
-                convert = KEYS[key][5]
-                replaced[KEYS[key][0]] = (convert(value) if convert else value).astype(float)
-            else:
-                self.parameter(key)  # raises naming the known keys
-        return eqx.tree_at(lambda p: [getattr(p, f) for f in replaced], params, list(replaced.values()))
+        node = Parameter("strike.node", 2, self.rope.n_sections, "-", "node", integer=True,
+                         help="1-based contact node")
+        return (node, MASS_PARAMETERS[self.mass_source]) + PARAMETERS
 
     def read_data(self, path: Path) -> FitData:
         return read_peak_forces(self, path)

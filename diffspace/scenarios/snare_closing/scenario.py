@@ -31,21 +31,22 @@ from .config import build_drive, check_config, max_ring_angle, schema
 from .model import ClosingModel, initial_state, rope_nodes
 from .outcome import ClosingOutcome, closing_metrics, simulate_closing
 
-SCALAR_KEYS = {  # design key -> (ClosingParams field, lower, upper, unit, log)
-    "shaft.mass_kg": ("shaft_mass", 1e-2, 1e5, "kg", True),
-    "rope.bending_rigidity_N_m2": ("bending_rigidity", 1e-4, 10.0, "N m^2", True),
-    "rope.axial_rigidity_N": ("axial_rigidity", 1e3, 1e7, "N", True),
-    "contact.stiffness_N_m_n": ("contact_stiffness", 1e4, 1e10, "N/m^n", True),
-    "contact.restitution_c": ("contact_restitution", 1e-3, 1.0, "-", False),
-    "contact.reference_speed_m_s": ("reference_speed", 1e-3, 10.0, "m/s", True),
-}
-VECTOR_KEYS = {"shaft.initial_position_m": ("shaft_position", -1.0, 1.0, "m"),
-               "shaft.initial_velocity_m_s": ("shaft_velocity", -1.0, 1.0, "m/s")}
-DRIVE_KEYS = {  # rest_to_rest only: design key -> (RestToRest field, lower, upper, unit, config units -> SI)
-    "drive.duration_s": ("duration", 1e-3, 100.0, "s", None),
-    "drive.start_time_s": ("start_time", 0.0, 100.0, "s", None),
-    "drive.final_angle_deg": ("end", 0.0, None, "deg", jnp.deg2rad),
-}
+PARAMETERS = (
+    Parameter("shaft.mass_kg", 1e-2, 1e5, "kg", "shaft_mass", log=True),
+    Parameter("rope.bending_rigidity_N_m2", 1e-4, 10.0, "N m^2", "bending_rigidity", log=True),
+    Parameter("rope.axial_rigidity_N", 1e3, 1e7, "N", "axial_rigidity", log=True),
+    Parameter("contact.stiffness_N_m_n", 1e4, 1e10, "N/m^n", "contact_stiffness", log=True),
+    Parameter("contact.restitution_c", 1e-3, 1.0, "-", "contact_restitution"),
+    Parameter("contact.reference_speed_m_s", 1e-3, 10.0, "m/s", "reference_speed", log=True),
+) + tuple(Parameter(f"shaft.initial_{name}[{i}]", -1.0, 1.0, unit, f"shaft_{field}", index=i)
+          for name, field, unit in (("position_m", "position", "m"), ("velocity_m_s", "velocity", "m/s")) for i in (0, 1))
+
+
+def _drive_parameters(max_angle_deg: float) -> tuple[Parameter, ...]:
+    """The rest-to-rest drive's design variables (the final angle bounded by the snare's largest ring angle)."""
+    return (Parameter("drive.duration_s", 1e-3, 100.0, "s", "drive.duration"),
+            Parameter("drive.start_time_s", 0.0, 100.0, "s", "drive.start_time"),
+            Parameter("drive.final_angle_deg", 0.0, max_angle_deg, "deg", "drive.end"))
 
 
 class ClosingParams(AbstractParams):
@@ -132,29 +133,9 @@ class SnareClosing(AbstractScenario):
         return closing_metrics(self, params)
 
     def design_space(self) -> tuple[Parameter, ...]:
-        out = [Parameter(key, lo, hi, unit, log) for key, (_, lo, hi, unit, log) in SCALAR_KEYS.items()]
-        out += [Parameter(f"{key}[{i}]", lo, hi, unit) for key, (_, lo, hi, unit) in VECTOR_KEYS.items() for i in (0, 1)]
         if isinstance(self.params.drive, RestToRest):
-            out += [Parameter(key, lo, self.psi_max_deg if hi is None else hi, unit)
-                    for key, (_, lo, hi, unit, _) in DRIVE_KEYS.items()]
-        return tuple(out)
-
-    def with_design(self, params: ClosingParams, values: dict) -> ClosingParams:
-        known = {p.key for p in self.design_space()}
-        for key, value in values.items():
-            if key not in known:
-                self.parameter(key)  # raises naming the known keys
-            value = jnp.asarray(value, float)
-            if key in SCALAR_KEYS:
-                params = eqx.tree_at(lambda p: getattr(p, SCALAR_KEYS[key][0]), params, value)
-            elif key in DRIVE_KEYS:
-                field, *_, convert = DRIVE_KEYS[key]
-                params = eqx.tree_at(lambda p: getattr(p.drive, field), params, convert(value) if convert else value)
-            else:
-                name, index = key[:-3], int(key[-2])
-                field = VECTOR_KEYS[name][0]
-                params = eqx.tree_at(lambda p: getattr(p, field), params, getattr(params, field).at[index].set(value))
-        return params
+            return PARAMETERS + _drive_parameters(self.psi_max_deg)
+        return PARAMETERS
 
     def summary(self, outcome: ClosingOutcome) -> dict:
         return report.summary(self, outcome)
