@@ -40,9 +40,12 @@ of the residual itself),
           \gamma_{n+1} = (n + 1)\,\epsilon
 
 grows with the basis's conditioning, so the test is relative to the problem: the basis is accepted when
-every basic variable is non-negative up to its own bound (``x_i >= -e_i``; a slightly negative ``x_i`` is a
-degenerate zero, clipped) and the bound leaves at least four significant digits (``max e <= 1e-4 max|x|``:
-otherwise ``B`` is numerically singular and the answer meaningless). A fixed absolute tolerance cannot do
+every basic variable is non-negative up to its own bound and the pivots' resolution,
+``x_i >= -(e_i + TIE_TOL max|x|)`` (a slightly negative ``x_i`` is a degenerate zero, clipped: ratios that close
+are ties to the pivots, and either choice leaves the other variable that slightly negative; data that
+should be 0 but carry round-off, e.g. a stopped contact's tangential speed of 7e-19 m/s, make such ties),
+and the bound leaves at least four significant digits (``max e <= 1e-4 max|x|``: otherwise ``B`` is
+numerically singular and the answer meaningless). A fixed absolute tolerance cannot do
 this: on a symmetric positive-definite LCP with condition number 6e3 the right basis carries ``w`` and ``z.w``
 round-off of ``cond * eps * |z|``, which a fixed 1e-9 rejected. A wrong basis (a genuinely infeasible
 answer) has ``x_i < 0`` by far more than ``e_i`` and is still rejected; ray termination and the pivot limit
@@ -85,8 +88,8 @@ class LemkeInfo(eqx.Module):
 
     ``converged``: a solution was found and passed the acceptance test (module text); ``ray_termination``:
     the method stopped on a ray (no solution for copositive-plus ``M``); ``iterations``: pivots made (0 when
-    ``q >= 0``); ``residual``: the largest sign violation of a basic variable in units of its own error
-    bound, ``max_i max(-x_i, 0) / e_i`` (accepted up to 1); ``error_bound``: the relative forward-error bound
+    ``q >= 0``); ``residual``: the largest sign violation of a basic variable in units of its tolerance,
+    ``max_i max(-x_i, 0) / (e_i + TIE_TOL max|x|)`` (accepted up to 1); ``error_bound``: the relative forward-error bound
     ``max e / max|x|`` of the recomputed solution (accepted up to ``MIN_DIGITS_BOUND``); ``basis``: True
     where ``z_i`` is basic in the final basis (the active set the gradients use).
     """
@@ -174,14 +177,14 @@ class BasisSolution(eqx.Module):
 
     x: Float[Array, " n"]  # basic z_i where the basis has z_i, basic w_i elsewhere
     bound: Float[Array, " n"]  # componentwise forward-error bound e
-    residual: Float[Array, ""]  # max_i max(-x_i, 0) / e_i
+    residual: Float[Array, ""]  # max_i max(-x_i, 0) / (e_i + TIE_TOL max|x|)
     error_bound: Float[Array, ""]  # max e / max|x|
     accepted: Bool[Array, ""]
 
 
 def basis_solution(M, q, zbasic) -> BasisSolution:
     """Solve ``B x = q`` on the complementary basis ``zbasic`` (one refinement step) and test it: every
-    ``x_i >= -e_i`` and ``max e <= MIN_DIGITS_BOUND max|x|`` (module text). ``e`` and the first test are
+    ``x_i >= -(e_i + TIE_TOL max|x|)`` and ``max e <= MIN_DIGITS_BOUND max|x|`` (module text). ``e`` and the first test are
     invariant under row and column scaling; the second compares z's and w's, so pass the scaled problem
     (``M / max|M|``, ``q / max|q|``, where both are O(1))."""
     n = q.shape[0]
@@ -194,8 +197,9 @@ def basis_solution(M, q, zbasic) -> BasisSolution:
     gamma = (n + 1) * jnp.finfo(q.dtype).eps
     bound = jnp.abs(inverse) @ (jnp.abs(residual) + gamma * (jnp.abs(basis) @ jnp.abs(x) + jnp.abs(q)))
     tiny = jnp.finfo(q.dtype).tiny
-    violation = jnp.max(jnp.maximum(-x, 0.0) / jnp.maximum(bound, tiny))
-    relative = jnp.max(bound) / jnp.maximum(jnp.max(jnp.abs(x)), tiny)
+    largest = jnp.max(jnp.abs(x))
+    violation = jnp.max(jnp.maximum(-x, 0.0) / jnp.maximum(bound + TIE_TOL * largest, tiny))
+    relative = jnp.max(bound) / jnp.maximum(largest, tiny)
     finite = jnp.all(jnp.isfinite(x)) & jnp.all(jnp.isfinite(bound))
     accepted = finite & (violation <= 1.0) & (relative <= MIN_DIGITS_BOUND)
     return BasisSolution(x, bound, jnp.where(finite, violation, jnp.inf), jnp.where(finite, relative, jnp.inf),
