@@ -31,6 +31,8 @@ class Status(enum.IntEnum):
     OUT_OF_RANGE = 6  # the motion left the model's range of validity (e.g. the contact left the surface)
     NOT_SETTLED = 10  # warning: valid run that had not settled at the end (e.g. joints still slipping)
     LIMIT_CROSSED = 11  # warning: a joint crossed its limit (joint limits = "flag")
+    SINGULAR_POSE = 12  # warning: a controlled arm came near a kinematic singularity (damped inverse active)
+    PENETRATION = 13  # warning: a rigid contact penetrated deeper than its tolerance
 
     @property
     def failed(self) -> bool:
@@ -55,6 +57,8 @@ _DESCRIPTIONS = {
     Status.OUT_OF_RANGE: "the motion left the model's range of validity",
     Status.NOT_SETTLED: "the motion had not settled at the end of the horizon",
     Status.LIMIT_CROSSED: "a joint crossed its limit",
+    Status.SINGULAR_POSE: "the arm came near a kinematic singularity (the controller's damped inverse was active)",
+    Status.PENETRATION: "a contact penetrated deeper than its tolerance",
 }
 
 

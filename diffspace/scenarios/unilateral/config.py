@@ -15,6 +15,14 @@ from ...io.config import Field, Schema
 from ...status import ConfigError
 
 PAPER_JOINT_ANGLES_DEG = [60.0, -60.0, math.degrees(math.acos(3.0 / 5.0))]  # q0 = [.., pi/3, -pi/3, acos(3/5)]
+# Defaults, chosen for the paper's arm (reach 2.2 m): penetration beyond 0.5 mm is flagged (the on-plane value
+# is ~4e-5 m; an impact penetrates at most its closing speed times the step); the manipulability
+# sqrt(det(J_a J_a^T)) is 0.76 m^2 at the paper's q0 and falls to 0.21 m^2 on the default 0.3 m slide, so the
+# damping starts at a quarter of that (0.05 m^2, where the smallest singular value of J_a is ~0.02 m/rad) and
+# reaches 1e-3 m^2 = (0.03 m/rad)^2 at the singular pose, above that singular value's square.
+PENETRATION_TOLERANCE_M = 5e-4
+SINGULAR_MANIPULABILITY_M2 = 0.05
+SINGULAR_DAMPING_M2 = 1e-3
 PROFILE_KEYS = (
     "base_force_x_N", "base_force_y_N", "base_torque_N_m", "joint1_torque_N_m", "joint2_torque_N_m",
     "joint3_torque_N_m",
@@ -51,6 +59,10 @@ def schema() -> Schema:
             "mu": Field("float", 0.1, min=0.0),
             "baumgarte_rate_1_s": Field("float", 25.0, min=0.0, help="acceleration level: drift correction"),
             "closed_gap_m": Field("float", 1e-9, min=0.0, help="acceleration level: contact closed below this gap"),
+            "restitution": Field("float", 0.0, min=0.0, max=1.0,
+                                 help="acceleration level: Newton's coefficient of the impact impulses (0: plastic)"),
+            "penetration_tolerance_m": Field("float", PENETRATION_TOLERANCE_M, gt=0.0,
+                                             help="deeper penetration of the plane is flagged (status 'penetration')"),
         },
         "controller": {
             "enabled": Field("bool", True),
@@ -66,6 +78,10 @@ def schema() -> Schema:
             "posture_damping_N_m_s_rad": Field("float", 20.0, min=0.0),
             "base_stiffness": Field("floats", [1000.0] * 3, length=3, min=0.0, help="[N/m, N/m, N m/rad]"),
             "base_damping": Field("floats", [2000.0] * 3, length=3, min=0.0, help="[N s/m, N s/m, N m s/rad]"),
+            "singular_manipulability_m2": Field("float", SINGULAR_MANIPULABILITY_M2, min=0.0,
+                                                help="w_0: the null-space projector is damped (and the pose "
+                                                     "flagged singular) below this manipulability"),
+            "singular_damping_m2": Field("float", SINGULAR_DAMPING_M2, min=0.0, help="k_0: the damping at w = 0"),
         },
         "inputs": {"times_s": Field("floats", [0.0, 1.0], help="knot times, increasing"), **profile},
     })
@@ -92,3 +108,27 @@ def step_count(section: dict) -> int:
     if abs(steps - round(steps)) > 1e-9 * steps:
         raise ConfigError(f"unilateral.t_final_s: must be a multiple of unilateral.dt_s ({section['dt_s']:g} s)")
     return int(round(steps))
+
+
+def check_reach(joint1, tip_x0: float, slide: float, link_lengths) -> None:
+    """``ConfigError`` naming ``controller.slide_m`` when the commanded tip path ``x`` from ``tip_x0`` to
+    ``tip_x0 + slide`` along the plane ``y = 0`` leaves the arm's reach with the base at its initial pose:
+    the points of the plane at distance ``r_min <= r <= r_max`` from joint 1 (``r_max = l1 + l2 + l3``,
+    ``r_min = max(0, 2 max l - r_max)``)."""
+    lengths = np.asarray(link_lengths, dtype=float)
+    r_max, height = float(lengths.sum()), abs(float(joint1[1]))
+    r_min = max(0.0, 2.0 * float(lengths.max()) - r_max)
+    ends = np.array([tip_x0, tip_x0 + slide]) - float(joint1[0])
+    farthest = float(np.abs(ends).max())
+    nearest = 0.0 if ends.min() <= 0.0 <= ends.max() else float(np.abs(ends).min())
+    if math.hypot(farthest, height) <= r_max and math.hypot(nearest, height) >= r_min:
+        return
+    path = f"the commanded tip path x = {tip_x0:.4g} .. {tip_x0 + slide:.4g} m on the plane y = 0"
+    if height > r_max:
+        reach = f"the plane lies {height - r_max:.4g} m beyond the arm's reach ({r_max:.4g} m from joint 1)"
+    else:
+        half = math.sqrt(r_max**2 - height**2)
+        reach = f"the arm reaches x = {joint1[0] - half:.4g} .. {joint1[0] + half:.4g} m of it"
+        if r_min > height:
+            reach += f" outside |x - {joint1[0]:.4g}| < {math.sqrt(r_min**2 - height**2):.4g} m"
+    raise ConfigError(f"controller.slide_m: {path} leaves the arm's reach: {reach} with the base at its initial pose")

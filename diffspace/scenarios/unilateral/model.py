@@ -5,7 +5,7 @@ base, three revolute joints about the world ``z`` axis, :func:`~diffspace.robot.
 twist is restricted to the plane by :meth:`~diffspace.dynamics.BaseMotion.planar` (normal ``z``). The
 paper's generalised coordinates ``q = [x0, y0, theta0, theta1, theta2, theta3]`` (world base position,
 base angle, relative joint angles measured from the downward vertical ``-y``) have rates ``u = q'``; they
-map to the free-flyer velocity (base twist in the base frame, SPEC 3) by
+map to the free-flyer velocity (base twist in the base frame, the core's convention) by
 
 .. math:: v = P(q)\,u,\qquad v_B = R(\theta_0)^\top [\dot x_0, \dot y_0, 0]^\top,\ \omega_B = [0, 0,
           \dot\theta_0]^\top,\ \dot\theta_J = [\dot\theta_1, \dot\theta_2, \dot\theta_3],

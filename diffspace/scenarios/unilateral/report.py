@@ -38,10 +38,12 @@ def _along(arm: PlanarArm, q, u):
 
 
 def momentum_balance(arm: PlanarArm, traj: Trajectory, dt: float) -> dict:
-    """Linear momentum change of the whole system vs the impulses of the base inputs and the contact."""
+    """Linear momentum change of the whole system vs the impulses of the base inputs and the contact (forces
+    times the step plus the impact impulses)."""
     momentum = np.asarray(_along(arm, traj.q, traj.u)[0])
     applied = dt * np.asarray(traj.inputs[:, :2]).sum(axis=0)
     contact = dt * np.array([np.sum(traj.tangent_force), np.sum(traj.normal_force)])
+    contact = contact + np.asarray(traj.impact_impulse).sum(axis=0)
     change = momentum[-1] - momentum[0]
     return {
         "momentum_change_N_s": change.tolist(),
@@ -51,7 +53,24 @@ def momentum_balance(arm: PlanarArm, traj: Trajectory, dt: float) -> dict:
     }
 
 
-def summary(arm: PlanarArm, options: StepOptions, traj: Trajectory, status: int) -> dict:
+def contact_checks(options: StepOptions, traj: Trajectory, singular_manipulability: float) -> dict:
+    """Penetration, impacts and the controller's singular-pose time (what the warnings are about)."""
+    penetration = max(-float(np.min(traj.tip[:, 1])), 0.0)
+    manipulability = np.asarray(traj.manipulability)
+    impulses = np.asarray(traj.impact_impulse)
+    return {
+        "max_penetration_m": penetration,
+        "penetration_tolerance_m": options.penetration_tolerance,
+        "penetration_exceeded": penetration > options.penetration_tolerance,
+        "max_closing_speed_m_s": float(np.max(traj.closing_speed)),
+        "impacts": int(np.sum(np.any(impulses != 0.0, axis=1))),
+        "impact_impulse_N_s": impulses.sum(axis=0).tolist(),
+        "min_manipulability_m2": float(manipulability.min()),
+        "singular_s": float(options.dt * np.sum(manipulability < singular_manipulability)),
+    }
+
+
+def summary(arm: PlanarArm, options: StepOptions, traj: Trajectory, status: int, singular_manipulability: float) -> dict:
     t, mode = np.asarray(traj.t), np.asarray(traj.mode)
     tip, q = np.asarray(traj.tip), np.asarray(traj.q)
     lam_n, lam_t = np.asarray(traj.normal_force), np.asarray(traj.tangent_force)
@@ -67,7 +86,6 @@ def summary(arm: PlanarArm, options: StepOptions, traj: Trajectory, status: int)
     out.update({
         "peak_normal_force_N": float(lam_n.max()),
         "peak_tangential_force_N": float(np.abs(lam_t).max()),
-        "max_penetration_m": float(max(-tip[:, 1].min(), 0.0)),
         "max_separation_m": float(max(tip[:, 1].max(), 0.0)),
         "tip_travel_m": float(tip[-1, 0] - tip[0, 0]),
         "tip_range_m": float(tip[:, 0].max() - tip[:, 0].min()),
@@ -75,8 +93,9 @@ def summary(arm: PlanarArm, options: StepOptions, traj: Trajectory, status: int)
         "base_rotation_deg": float(np.rad2deg(q[-1, 2] - q[0, 2])),
         "final_joint_angles_deg": np.rad2deg(q[-1, 3:]).tolist(),
         "lcp_max_pivots": int(np.max(traj.lcp_pivots)),
-        "lcp_failures": int(np.sum(~np.asarray(traj.lcp_converged))),
+        "lcp_failures": int(np.sum(~np.asarray(traj.lcp_converged) | ~np.asarray(traj.impact_converged))),
     })
+    out.update(contact_checks(options, traj, singular_manipulability))
     out.update(momentum_balance(arm, traj, options.dt))
     return out
 
@@ -89,9 +108,12 @@ def write(arm: PlanarArm, traj: Trajectory, mu, out: Path) -> None:
     columns = {"t_s": t}
     columns.update({f"q_{n}": q[:, i] for i, n in enumerate(names)})
     columns.update({f"u_{n}_s": np.asarray(traj.u)[:, i] for i, n in enumerate(names)})
-    columns.update({"tip_x_m": tip[:, 0], "tip_y_m": tip[:, 1]})
+    columns.update({"tip_x_m": tip[:, 0], "tip_y_m": tip[:, 1], "penetration_m": np.maximum(-tip[:, 1], 0.0)})
     write_timeseries(out, columns, "states")
+    impulse = np.asarray(traj.impact_impulse)
     steps = {"t_s": ts, "normal_force_N": lam_n, "tangential_force_N": lam_t, "mode": mode,
+             "impact_normal_impulse_N_s": impulse[:, 1], "impact_tangential_impulse_N_s": impulse[:, 0],
+             "closing_speed_m_s": np.asarray(traj.closing_speed), "manipulability_m2": np.asarray(traj.manipulability),
              "lcp_pivots": np.asarray(traj.lcp_pivots)}
     steps.update({key: np.asarray(traj.inputs)[:, i] for i, key in enumerate(PROFILE_KEYS)})
     write_timeseries(out, steps, "steps")
@@ -154,4 +176,5 @@ def plot_configurations(arm: PlanarArm, traj: Trajectory, path: Path, snapshots:
     return path
 
 
-__all__ = ["MODE_KEYS", "mode_intervals", "momentum_balance", "plot_configurations", "summary", "write"]
+__all__ = ["MODE_KEYS", "contact_checks", "mode_intervals", "momentum_balance", "plot_configurations", "summary",
+           "write"]

@@ -1,6 +1,6 @@
 r"""Unilateral contact with friction: the planar floating-base arm pressing on and sliding along a plane.
 
-SPEC 5.4; Hu, Wang, Li & Qian, "Modeling and simulation of space robot with unilateral contact based on
+Hu, Wang, Li & Qian, "Modeling and simulation of space robot with unilateral contact based on
 complementary problem" (2016). The model (:mod:`.model`), the inputs (:mod:`.control`), the contact LCPs
 (:mod:`diffspace.contact.unilateral`, solved by :func:`diffspace.contact.lemke`) and the fixed-step
 integration (:mod:`.stepping`) are pure JAX, so a run is differentiable end to end: gradients pass
@@ -9,7 +9,14 @@ through every LCP by the implicit derivative of its final basis.
 ``diffspace run configs/unilateral_contact.toml``; design variables: ``contact.mu`` and the controller's
 ``stiffness_N_m``, ``damping_N_s_m``, ``press_force_N``, ``slide_m``; metrics: ``tip_travel_m`` (net tip motion along
 the plane), ``min_normal_force_N`` (smallest normal force after the pressing ramp: 0 means the tip
-separated), ``separated_s``, ``peak_normal_force_N``, ``max_penetration_m``.
+separated), ``separated_s``, ``peak_normal_force_N``, ``max_penetration_m``, ``max_closing_speed_m_s``
+(approach speed stopped by a contact impulse: the landing speed).
+
+Status: the LCP failures and non-finite states fail the run; two warnings keep it but say what to watch:
+``singular_pose`` (the controller's damped inverse was active: the arm came near a stretched or folded
+pose, where tip force and posture are no longer decoupled) and ``penetration`` (the tip went deeper into
+the plane than ``contact.penetration_tolerance_m``). A commanded slide beyond the arm's reach on the plane
+is refused when the config is read.
 """
 
 from __future__ import annotations
@@ -66,6 +73,7 @@ class UnilateralOutcome(AbstractOutcome):
     status: Int[Array, ""]
     trajectory: Trajectory
     mu: Float[Array, ""]  # the friction coefficient of the run (plots show the cone)
+    singular_manipulability: Float[Array, ""]  # w_0 of the run's controller [m^2] (the summary's singular time)
 
 
 def _controller(c: dict) -> TaskController:
@@ -77,7 +85,8 @@ def _controller(c: dict) -> TaskController:
         slide=RestToRest(0.0, c["slide_m"] * on, c["slide_duration_s"], c["slide_start_s"]),
         press_ramp=jnp.asarray(c["press_ramp_s"]), posture_stiffness=f(c["posture_stiffness_N_m_rad"]),
         posture_damping=f(c["posture_damping_N_m_s_rad"]), base_stiffness=f(c["base_stiffness"]),
-        base_damping=f(c["base_damping"]),
+        base_damping=f(c["base_damping"]), singular_manipulability=f(c["singular_manipulability_m2"]),
+        singular_damping=f(c["singular_damping_m2"]),
     )
 
 
@@ -105,9 +114,16 @@ class Unilateral(AbstractScenario):
                              np.deg2rad(sim["initial_joint_rates_deg_s"])])
         if float(arm.tip_position(jnp.asarray(q0))[1]) < -1e-9:
             raise ConfigError("unilateral.initial_joint_angles_deg: the tip starts below the plane y = 0")
+        if cfg["controller"]["enabled"]:
+            points = np.asarray(arm.body_points(jnp.asarray(q0)))  # base, joints 1-3, tip
+            cfg_mod.check_reach(points[1], points[-1, 0], cfg["controller"]["slide_m"], robot["lengths_m"][1:])
+        if sim["formulation"] == "velocity" and contact["restitution"] != 0.0:
+            raise ConfigError("contact.restitution: applies to the acceleration level; the velocity level's "
+                              "impacts are plastic (set 0 or unilateral.formulation = \"acceleration\")")
         options = StepOptions(
             formulation=sim["formulation"], dt=sim["dt_s"], n_steps=cfg_mod.step_count(sim),
             baumgarte_rate=contact["baumgarte_rate_1_s"], closed_gap=contact["closed_gap_m"],
+            restitution=contact["restitution"], penetration_tolerance=contact["penetration_tolerance_m"],
         )
         params = UnilateralParams(
             q0=jnp.asarray(q0), u0=jnp.asarray(u0), mu=jnp.asarray(contact["mu"]),
@@ -119,9 +135,13 @@ class Unilateral(AbstractScenario):
     def simulate(self, params: UnilateralParams) -> UnilateralOutcome:
         traj = run(self.arm, params.q0, params.u0, params.mu, params.controller, params.profiles, self.options)
         finite = jnp.all(jnp.isfinite(traj.q)) & jnp.all(jnp.isfinite(traj.u))
-        status = first_failure(flag(~jnp.all(traj.lcp_converged), Status.NOT_CONVERGED),
-                               flag(~finite, Status.NON_FINITE))
-        return UnilateralOutcome(status=status, trajectory=traj, mu=params.mu)
+        solved = jnp.all(traj.lcp_converged) & jnp.all(traj.impact_converged)
+        singular = jnp.any(traj.manipulability < params.controller.singular_manipulability)
+        penetrated = -jnp.min(traj.tip[:, 1]) > self.options.penetration_tolerance
+        status = first_failure(flag(~solved, Status.NOT_CONVERGED), flag(~finite, Status.NON_FINITE),
+                               flag(singular, Status.SINGULAR_POSE), flag(penetrated, Status.PENETRATION))
+        return UnilateralOutcome(status=status, trajectory=traj, mu=params.mu,
+                                 singular_manipulability=params.controller.singular_manipulability)
 
     def with_design(self, params: UnilateralParams, values: dict[str, Array]) -> UnilateralParams:
         for key, value in values.items():
@@ -141,6 +161,7 @@ class Unilateral(AbstractScenario):
             "separated_s": self.options.dt * jnp.sum(pressed & (traj.mode == SEPARATED)),
             "peak_normal_force_N": jnp.max(traj.normal_force),
             "max_penetration_m": jnp.maximum(-jnp.min(traj.tip[:, 1]), 0.0),
+            "max_closing_speed_m_s": jnp.max(traj.closing_speed),
             "status": out.status,
         }
 
@@ -149,7 +170,8 @@ class Unilateral(AbstractScenario):
         return tuple(parameter for _, parameter in _DESIGN.values())
 
     def summary(self, outcome: UnilateralOutcome) -> dict:
-        return report.summary(self.arm, self.options, outcome.trajectory, int(outcome.status))
+        return report.summary(self.arm, self.options, outcome.trajectory, int(outcome.status),
+                              float(outcome.singular_manipulability))
 
     def write(self, outcome: UnilateralOutcome, out: Path) -> None:
         report.write(self.arm, outcome.trajectory, outcome.mu, Path(out))
@@ -161,4 +183,8 @@ class Unilateral(AbstractScenario):
             k = int(failed[0])
             return (f"contact LCP ({self.options.formulation} level) not solved at step {k} "
                     f"(t = {k * self.options.dt:.3f} s) after {int(traj.lcp_pivots[k])} pivots")
+        failed = np.flatnonzero(~np.asarray(traj.impact_converged))
+        if failed.size:
+            k = int(failed[0])
+            return f"impact LCP not solved at step {k} (t = {k * self.options.dt:.3f} s)"
         return describe(int(outcome.status))

@@ -4,7 +4,8 @@ Each step of ``dt`` (``lax.scan``, static length) evaluates ``M``, ``h`` and the
 ``(q_k, u_k)``, the inputs ``Q_k``, solves the contact LCP of the chosen formulation
 (:func:`diffspace.contact.unilateral.contact_step`) for the forces and the new rates ``u_{k+1}``, and
 updates ``q_{k+1} = q_k + dt u_{k+1}`` (semi-implicit Euler: the paper's state equation (23)-(25) with the
-contact forces of step 2 held over the step).
+contact forces of step 2 held over the step). At the acceleration level a step in which the tip has just
+reached the plane with speed starts with an impact impulse (Newton restitution, Coulomb friction).
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ class StepOptions(eqx.Module):
     n_steps: int = eqx.field(static=True)
     baumgarte_rate: float = eqx.field(static=True)  # acceleration level, 1/s
     closed_gap: float = eqx.field(static=True)  # acceleration level, m
+    restitution: float = eqx.field(static=True)  # acceleration level: Newton's coefficient of the impacts
+    penetration_tolerance: float = eqx.field(static=True)  # reporting: deeper penetration is flagged, m
 
 
 class Trajectory(eqx.Module):
@@ -42,10 +45,14 @@ class Trajectory(eqx.Module):
     tip_drift: Float[Array, "N 2"]  # J_P' u: the tip's velocity-product acceleration [m/s^2]
     normal_force: Float[Array, " N"]  # lambda_N on the tip along +y [N]
     tangent_force: Float[Array, " N"]  # lambda_T on the tip along +x [N]
+    impact_impulse: Float[Array, "N 2"]  # impact impulse on the tip at the start of step k, (+x, +y) [N s]
+    closing_speed: Float[Array, " N"]  # approach speed an impulse stops at step k, else 0 [m/s]
     mode: Int[Array, " N"]
     inputs: Float[Array, "N 6"]  # Q_k
+    manipulability: Float[Array, " N"]  # w of the arm's tip Jacobian at step k [m^2]
     lcp_pivots: Int[Array, " N"]
-    lcp_converged: Bool[Array, " N"]
+    lcp_converged: Bool[Array, " N"]  # the step's force (or impulse) LCP
+    impact_converged: Bool[Array, " N"]  # the impact LCP (acceleration level; the step's LCP otherwise)
 
 
 def run(arm: PlanarArm, q0, u0, mu, controller: TaskController, profiles: InputProfiles,
@@ -58,21 +65,24 @@ def run(arm: PlanarArm, q0, u0, mu, controller: TaskController, profiles: InputP
         t = k * options.dt
         state = arm.evaluate(q, u)
         mass, bias, tip = state.mass, state.bias, state.tip
-        inputs = profiles(t) + controller(t, q, u, tip.position, tip.jacobian, reference)
+        control, manipulability = controller(t, q, u, tip.position, tip.jacobian, reference)
+        inputs = profiles(t) + control
         contacts = point_plane_contacts(
             tip.position[None], tip.jacobian[None], tip.drift[None], PLANE_NORMAL, PLANE_TANGENT, mu
         )
         result = contact_step(
             options.formulation, mass, inputs - bias, u, contacts, options.dt,
-            baumgarte_rate=options.baumgarte_rate, closed_gap=options.closed_gap,
+            baumgarte_rate=options.baumgarte_rate, closed_gap=options.closed_gap, restitution=options.restitution,
         )
         u_next = result.velocity
-        record = (q, u, tip.position, tip.drift, result.normal_force[0], result.tangent_force[0, 0], result.mode[0], inputs,
-                  result.info.iterations, result.info.converged)
+        impulse = jnp.stack([result.tangent_impulse[0, 0], result.normal_impulse[0]])
+        record = (q, u, tip.position, tip.drift, result.normal_force[0], result.tangent_force[0, 0], impulse,
+                  result.closing_speed[0], result.mode[0], inputs, manipulability, result.info.iterations,
+                  result.info.converged, result.impact_info.converged)
         return (q + options.dt * u_next, u_next), record
 
     (q_end, u_end), rec = jax.lax.scan(step, (q0, u0), jnp.arange(options.n_steps))
-    q, u, tip, drift, lam_n, lam_t, mode, inputs, pivots, converged = rec
+    q, u, tip, drift, lam_n, lam_t, impulse, closing, mode, inputs, manipulability, pivots, converged, impact = rec
     return Trajectory(
         t=options.dt * jnp.arange(options.n_steps + 1),
         q=jnp.concatenate([q, q_end[None]]),
@@ -81,8 +91,12 @@ def run(arm: PlanarArm, q0, u0, mu, controller: TaskController, profiles: InputP
         tip_drift=drift,
         normal_force=lam_n,
         tangent_force=lam_t,
+        impact_impulse=impulse,
+        closing_speed=closing,
         mode=mode,
         inputs=inputs,
+        manipulability=manipulability,
         lcp_pivots=pivots,
         lcp_converged=converged,
+        impact_converged=impact,
     )
