@@ -1,6 +1,8 @@
-"""Unilateral-contact study (SPEC 5.4): the paper's acceleration-level LCP vs the velocity-level (impulse)
-time stepping on the planar floating-base arm, gradient checks through the LCPs, first-order convergence of
-the momentum balance, and the Lemke benchmark (experiments/lcp_benchmark.py).
+"""Unilateral-contact study: the paper's acceleration-level LCP vs the velocity-level (impulse) time stepping
+on the planar floating-base arm, both against the independent reference of tests/unilateral_reference.py
+(Pinocchio, NumPy controller, Stewart-Trinkle stepper by contact-mode enumeration), the landing impact's
+penetration vs the step, gradient checks through the LCPs, first-order convergence of the momentum balance,
+and the Lemke benchmark (experiments/lcp_benchmark.py).
 
 Cases (the shipped config ``configs/unilateral_contact.toml`` plus overrides):
 
@@ -8,8 +10,11 @@ Cases (the shipped config ``configs/unilateral_contact.toml`` plus overrides):
 * ``free_base``: the same with the base uncontrolled (free floating): momentum balance;
 * ``impact``: the tip starts 20 mm above the plane (joint 3 at 56 deg instead of 53.13) and is pressed down:
   it lands with speed, an impact;
-* ``reach_limit``: a 0.4 m slide, past the arm's reach on the plane (0.343 m): the stretched arm lifts the tip
-  off (separation) and lands again.
+* ``landing``: the base raised 5 cm (tip 50 mm above the plane) and a 0.2 m slide (within the 0.295 m
+  reach): the pressing force lands the tip at ~77 mm/s, an impact;
+* ``near_singular``: a 0.34 m slide, just within the arm's reach on the plane (0.343 m; a longer one is a
+  config error): the stretched arm meets the singular pose (damped controller, status ``singular_pose``),
+  lifts the tip off and lands it again.
 
 Writes ``experiments/results/unilateral/unilateral_study.json`` and PNG plots there.
 Run: ``python experiments/unilateral_study.py [--quick]``
@@ -30,6 +35,8 @@ from diffspace.io.packaged import DATA_DIR
 from diffspace.scenarios import load_scenario
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+import unilateral_reference as reference  # noqa: E402
 from lcp_benchmark import benchmark  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "unilateral"
@@ -40,11 +47,14 @@ CASES = {
     "press_slide": [],
     "free_base": FREE_BASE,
     "impact": ["unilateral.initial_joint_angles_deg=[60.0, -60.0, 56.0]"],
-    "reach_limit": ["controller.slide_m=0.4"],
+    "landing": ["unilateral.initial_base_m=[0.0, 2.55]", "controller.slide_m=0.2"],
+    "near_singular": ["controller.slide_m=0.34"],
 }
-SUMMARY_KEYS = ("separated_s", "stick_s", "slip_positive_s", "slip_negative_s", "peak_normal_force_N",
-                "max_penetration_m", "max_separation_m", "tip_travel_m", "momentum_balance_error_N_s",
-                "lcp_max_pivots")
+REFERENCE_CASES = {"press_slide": {}, "landing": {"unilateral.initial_base_m": [0.0, 2.55], "controller.slide_m": 0.2},
+                   "near_singular": {"controller.slide_m": 0.34}}
+SUMMARY_KEYS = ("status", "separated_s", "stick_s", "slip_positive_s", "slip_negative_s", "peak_normal_force_N",
+                "max_penetration_m", "max_separation_m", "max_closing_speed_m_s", "impacts", "singular_s",
+                "min_manipulability_m2", "tip_travel_m", "momentum_balance_error_N_s", "lcp_max_pivots")
 
 
 _SIMULATE = jax.jit(lambda scenario, params: scenario.simulate(params))  # one cache for every case
@@ -120,6 +130,44 @@ def momentum_convergence(quick: bool) -> dict:
     return out
 
 
+def reference_agreement(quick: bool) -> dict:
+    """Largest differences to the independent reference (tests/unilateral_reference.py) per case, for the
+    velocity level at 10 ms and the acceleration level at 10 and 5 ms."""
+    out = {}
+    for case, overrides in REFERENCE_CASES.items():
+        out[case] = {}
+        runs = (("velocity", 0.01), ("acceleration", 0.01), ("acceleration", 0.005))
+        for formulation, dt in runs[: 2 if quick else 3]:
+            settings = {**overrides, "unilateral.formulation": formulation, "unilateral.dt_s": dt}
+            scenario, outcome = _simulate([f"{k}={json.dumps(v)}" for k, v in settings.items()])
+            traj = outcome.trajectory
+            run = {k: np.asarray(getattr(traj, k)) for k in ("tip", "normal_force", "tangent_force", "mode",
+                                                              "impact_impulse")}
+            ref = reference.simulate(reference.read_config(CONFIG, settings))
+            row = reference.agreement(run, ref, dt)
+            row["closing_speed_m_s"] = [float(np.max(traj.closing_speed)), float(ref["closing_speed"].max())]
+            out[case][f"{formulation}_{dt:g}"] = row
+            shown = (f"{k}={v:.2e}" if isinstance(v, float) else f"{k}={v}" for k, v in row.items())
+            print(f"reference {case:13s} {formulation:12s} dt {dt:g}: " + "  ".join(shown))
+    return out
+
+
+def landing_penetration(quick: bool) -> dict:
+    """The landing case at the acceleration level: closing speed, the penetration of the impact (largest over
+    the five steps from it) and its bound closing speed x step, for dt = 10, 5 (2.5) ms."""
+    out = {}
+    for dt in (0.01, 0.005) if quick else (0.01, 0.005, 0.0025):
+        scenario, outcome = _simulate(CASES["landing"] + [f"unilateral.dt_s={dt}"])
+        traj = outcome.trajectory
+        k = int(np.flatnonzero(np.asarray(traj.closing_speed))[0])
+        speed = float(traj.closing_speed[k])
+        out[str(dt)] = {"closing_speed_m_s": speed, "landing_penetration_m": -float(np.min(traj.tip[k : k + 5, 1])),
+                        "bound_speed_x_dt_m": speed * dt,
+                        "max_penetration_m": scenario.summary(outcome)["max_penetration_m"]}
+        print(f"landing dt {dt}: " + "  ".join(f"{k}={v:.3e}" for k, v in out[str(dt)].items()))
+    return out
+
+
 def plot_comparison(trajectories: dict, path: Path) -> None:
     import matplotlib
 
@@ -152,11 +200,13 @@ def main() -> dict:
     RESULTS.mkdir(parents=True, exist_ok=True)
     comparison, trajectories = compare_formulations()
     plot_comparison(trajectories, RESULTS / "formulations.png")
-    for case in ("press_slide", "reach_limit"):
+    for case in ("press_slide", "landing", "near_singular"):
         scenario, outcome = _simulate(CASES[case])
         scenario.write(outcome, RESULTS / case)
     out = {
         "formulations": comparison,
+        "reference": reference_agreement(quick),
+        "landing_penetration": landing_penetration(quick),
         "gradients": gradient_checks(quick),
         "momentum_convergence": momentum_convergence(quick),
         "lcp_benchmark": benchmark(batch=256 if quick else 1024, numpy_subset=32 if quick else 128),

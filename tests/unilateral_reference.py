@@ -86,8 +86,8 @@ class Controller:
         offset, rate = c["slide_m"] * shape, c["slide_m"] * slope / c["slide_duration_s"]
         press = c["press_force_N"] * quintic(t / c["press_ramp_s"])[0]
         velocity = jac @ u
-        force = np.array([c["stiffness_N_m"] * (self.tip_x0 + offset - tip[0]) + c["damping_N_s_m"] * (rate - velocity[0]),
-                          -press - c["normal_damping_N_s_m"] * velocity[1]])
+        tangential = c["stiffness_N_m"] * (self.tip_x0 + offset - tip[0]) + c["damping_N_s_m"] * (rate - velocity[0])
+        force = np.array([tangential, -press - c["normal_damping_N_s_m"] * velocity[1]])
         arm = jac[:, 3:]
         w = np.sqrt(max(np.linalg.det(arm @ arm.T), 0.0))
         k = c["singular_damping_m2"] * max(1.0 - w / c["singular_manipulability_m2"], 0.0) ** 2
