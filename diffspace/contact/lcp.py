@@ -89,9 +89,9 @@ class LemkeInfo(eqx.Module):
     ``converged``: a solution was found and passed the acceptance test (module text); ``ray_termination``:
     the method stopped on a ray (no solution for copositive-plus ``M``); ``iterations``: pivots made (0 when
     ``q >= 0``); ``residual``: the largest sign violation of a basic variable in units of its tolerance,
-    ``max_i max(-x_i, 0) / (e_i + TIE_TOL max|x|)`` (accepted up to 1); ``error_bound``: the relative forward-error bound
-    ``max e / max|x|`` of the recomputed solution (accepted up to ``MIN_DIGITS_BOUND``); ``basis``: True
-    where ``z_i`` is basic in the final basis (the active set the gradients use).
+    ``max_i max(-x_i, 0) / (e_i + TIE_TOL max|x|)`` (accepted up to 1); ``error_bound``: the relative
+    forward-error bound ``max e / max|x|`` of the recomputed solution (accepted up to ``MIN_DIGITS_BOUND``);
+    ``basis``: True where ``z_i`` is basic in the final basis (the active set the gradients use).
     """
 
     converged: Bool[Array, ""]
@@ -184,8 +184,8 @@ class BasisSolution(eqx.Module):
 
 def basis_solution(M, q, zbasic) -> BasisSolution:
     """Solve ``B x = q`` on the complementary basis ``zbasic`` (one refinement step) and test it: every
-    ``x_i >= -(e_i + TIE_TOL max|x|)`` and ``max e <= MIN_DIGITS_BOUND max|x|`` (module text). ``e`` and the first test are
-    invariant under row and column scaling; the second compares z's and w's, so pass the scaled problem
+    ``x_i >= -(e_i + TIE_TOL max|x|)`` and ``max e <= MIN_DIGITS_BOUND max|x|`` (module text). ``e`` is
+    invariant under row and column scaling; ``max|x|`` compares z's and w's, so pass the scaled problem
     (``M / max|M|``, ``q / max|q|``, where both are O(1))."""
     n = q.shape[0]
     basis = _basis_matrix(M, zbasic)

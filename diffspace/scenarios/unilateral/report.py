@@ -70,7 +70,8 @@ def contact_checks(options: StepOptions, traj: Trajectory, singular_manipulabili
     }
 
 
-def summary(arm: PlanarArm, options: StepOptions, traj: Trajectory, status: int, singular_manipulability: float) -> dict:
+def summary(arm: PlanarArm, options: StepOptions, traj: Trajectory, status: int,
+            singular_manipulability: float) -> dict:
     t, mode = np.asarray(traj.t), np.asarray(traj.mode)
     tip, q = np.asarray(traj.tip), np.asarray(traj.q)
     lam_n, lam_t = np.asarray(traj.normal_force), np.asarray(traj.tangent_force)
