@@ -95,6 +95,7 @@ class Snare(AbstractScenario):
     """A grapple shaft striking one wire rope of a space snare (virtual spring and full dynamic rope)."""
 
     name: ClassVar[str] = "snare"
+    headline: ClassVar[tuple[str, str]] = ("peak_force_N", "strike.approach_speed_m_s")
     params: SnareParams
     rope: RopeSpec
     rings: SnareRings  # ring rate and clamp angles are set per run (params, install_clamps)

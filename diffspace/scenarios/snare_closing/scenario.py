@@ -65,6 +65,7 @@ class SnareClosing(AbstractScenario):
     """Three (``closing.n_ropes``) ropes closing on a free grapple shaft as the rotating ring turns."""
 
     name: ClassVar[str] = "snare_closing"
+    headline: ClassVar[tuple[str, str]] = ("peak_contact_force_N", "drive.duration_s")  # rest-to-rest drives
     params: ClosingParams
     rope: RopeSpec  # pinned ends; the rest bend is turned outward by model()
     rings: SnareRings  # rope 0, ends at ring angle psi (unit rate)

@@ -24,7 +24,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import ClassVar
 
-import equinox as eqx
 import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float, Int
@@ -39,26 +38,16 @@ from .control import InputProfiles, TaskController
 from .model import PlanarArm
 from .stepping import StepOptions, Trajectory, run
 
-# design key -> (path into the params, Parameter)
-_DESIGN = {
-    "contact.mu": (lambda p: p.mu, Parameter("contact.mu", 0.01, 0.5, "-", help="Coulomb friction coefficient")),
-    "controller.stiffness_N_m": (
-        lambda p: p.controller.stiffness,
-        Parameter("controller.stiffness_N_m", 20.0, 5000.0, "N/m", log=True, help="tangential tracking gain"),
-    ),
-    "controller.damping_N_s_m": (
-        lambda p: p.controller.damping,
-        Parameter("controller.damping_N_s_m", 1.0, 500.0, "N s/m", log=True, help="tangential damping"),
-    ),
-    "controller.press_force_N": (
-        lambda p: p.controller.press_force,
-        Parameter("controller.press_force_N", 0.5, 20.0, "N", help="commanded pressing force"),
-    ),
-    "controller.slide_m": (
-        lambda p: p.controller.slide.end,
-        Parameter("controller.slide_m", 0.0, 0.45, "m", help="commanded slide along +x (reach limit 0.343 m)"),
-    ),
-}
+PARAMETERS = (
+    Parameter("contact.mu", 0.01, 0.5, "-", "mu", help="Coulomb friction coefficient"),
+    Parameter("controller.stiffness_N_m", 20.0, 5000.0, "N/m", "controller.stiffness", log=True,
+              help="tangential tracking gain"),
+    Parameter("controller.damping_N_s_m", 1.0, 500.0, "N s/m", "controller.damping", log=True,
+              help="tangential damping"),
+    Parameter("controller.press_force_N", 0.5, 20.0, "N", "controller.press_force", help="commanded pressing force"),
+    Parameter("controller.slide_m", 0.0, 0.45, "m", "controller.slide.end",
+              help="commanded slide along +x (within the tip's reach on the plane)"),
+)
 
 
 class UnilateralParams(AbstractParams):
@@ -143,13 +132,6 @@ class Unilateral(AbstractScenario):
         return UnilateralOutcome(status=status, trajectory=traj, mu=params.mu,
                                  singular_manipulability=params.controller.singular_manipulability)
 
-    def with_design(self, params: UnilateralParams, values: dict[str, Array]) -> UnilateralParams:
-        for key, value in values.items():
-            if key not in _DESIGN:
-                self.parameter(key)  # raises ConfigError listing the known keys
-            params = eqx.tree_at(_DESIGN[key][0], params, jnp.asarray(value, float))
-        return params
-
     def metrics(self, params: UnilateralParams) -> dict[str, Array]:
         out = self.simulate(params)
         traj = out.trajectory
@@ -167,7 +149,7 @@ class Unilateral(AbstractScenario):
 
     # ------------------------------------------------------------------ host side
     def design_space(self) -> tuple[Parameter, ...]:
-        return tuple(parameter for _, parameter in _DESIGN.values())
+        return PARAMETERS
 
     def summary(self, outcome: UnilateralOutcome) -> dict:
         return report.summary(self.arm, self.options, outcome.trajectory, int(outcome.status),
