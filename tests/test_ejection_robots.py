@@ -147,3 +147,15 @@ def test_out_on_an_uncreatable_place_is_one_line(capsys):
     assert main(["run", str(CONFIGS / "impact_airtable.toml"), "--out", "/proc/anything"]) == 2
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and "--out /proc/anything" in err
+
+
+def test_locked_joints_hold_any_torque():
+    """``friction.model = "locked"`` holds joints whatever the static friction: with holding torques far above
+    ``friction.static_N_m`` the arm still leaves the rail as one rigid body (an event condition of the static
+    friction made a random 9-joint arm oscillate in the rail forever)."""
+    scenario = load_scenario(CONFIGS / "ejection_space.toml", ['friction.model="locked"', "friction.static_N_m=0.001",
+                                                                "friction.coulomb_N_m=0.001"])
+    outcome = jax.jit(type(scenario).simulate)(scenario, scenario.params)
+    mass = float(scenario.robot.total_mass)
+    assert int(outcome.status) == 0
+    assert float(outcome.separation_velocity) == pytest.approx(0.086 * np.sqrt(812.7 / mass), rel=1e-7)

@@ -95,8 +95,9 @@ def check_locked_ejection(mechanism: dict, mode: str):
     mass = float(robot.total_mass)
     stiffness, compression = 812.7, 0.086
     assert s["equivalent_mass_kg"] == pytest.approx(mass, rel=1e-12)
-    assert s["separation_velocity_m_s"] == pytest.approx(compression * np.sqrt(stiffness / mass), rel=1e-8)
-    assert s["separation_time_s"] == pytest.approx(0.5 * np.pi * np.sqrt(mass / stiffness), rel=1e-8)
+    # the integration runs at rtol 1e-8: its global error stays within a few rtol
+    assert s["separation_velocity_m_s"] == pytest.approx(compression * np.sqrt(stiffness / mass), rel=1e-7)
+    assert s["separation_time_s"] == pytest.approx(0.5 * np.pi * np.sqrt(mass / stiffness), rel=1e-7)
     assert abs(s["energy_residual_J"]) <= 1e-7 * s["spring_energy_J"]
 
 
@@ -130,9 +131,9 @@ def check_free_floating(mechanism: dict):
         scenario, outcome = _run("free_floating.toml", [
             f'robot.path="{path}"', f"motion.initial_attitude={attitude}", f"motion.torque_amplitude_N_m={amplitudes}",
             f'motion.end_effector="{robot.frame_names[-1]}"', "simulation.t_final_s=1.0"])
-    momentum = np.asarray(outcome.momentum)
-    scale = np.abs(momentum).max() + float(robot.total_mass) * 1e-3
-    assert np.abs(momentum - momentum[0]).max() <= 1e-7 * scale
+    momentum = np.asarray(outcome.momentum)  # zero at rest: compare with the bodies' momentum sqrt(2 M T)
+    scale = np.sqrt(2.0 * float(robot.total_mass) * np.asarray(outcome.kinetic_energy).max())
+    assert np.abs(momentum - momentum[0]).max() <= 1e-7 * scale, (np.abs(momentum - momentum[0]).max(), scale)
 
 
 def check_capture(mechanism: dict):
@@ -182,6 +183,7 @@ def test_capture_with_a_random_robot(mechanism):
 @pytest.mark.timeout(3600)
 @SLOW
 @given(mechanisms, st.sampled_from(["space", "plane"]))
+@example({"seed": 0, "n_joints": 9, "branched": False, "with_fixed": False, "planar": True}, "space")  # holding > static
 def test_locked_ejection_of_random_robots(mechanism, mode):
     check_locked_ejection(mechanism, mode)
 

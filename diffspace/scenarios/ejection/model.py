@@ -185,8 +185,8 @@ def _vector_field(model: EjectionModel):
 def _conditions(model: EjectionModel) -> list:
     """``[separation, holding, slip, limits]``: each positive while the current mode holds.
 
-    ``holding`` is the smallest of the static-friction margins of stuck joints and of the push of held
-    joints into their stops (one constrained-dynamics evaluation); ``slip`` the smallest rate of a slipping
+    ``holding`` is the smallest of the static-friction margins of stuck joints (hybrid friction; a locked joint
+    holds any torque) and of the push of held joints into their stops (one constrained-dynamics evaluation); ``slip`` the smallest rate of a slipping
     joint along its slip direction; ``limits`` the smallest distance of a joint to a limit it may still reach.
     """
 
@@ -195,7 +195,8 @@ def _conditions(model: EjectionModel) -> list:
 
     def holding(t, y, mode):
         _, constraint, _ = model.dynamics(y.q, y.v, mode)
-        stuck = (mode.slip == 0) & (mode.stop == 0)
+        # only hybrid friction lets a stuck joint break loose (a "locked" joint holds any torque)
+        stuck = (mode.slip == 0) & (mode.stop == 0) & model.friction.is_hybrid
         friction = model.friction.stick_margin(constraint[6:], y.v[6:], mode.slip)
         margins = jnp.where(stuck, friction, jnp.inf)
         margins = jnp.where(mode.stop != 0, -mode.stop * constraint[6:], margins)
