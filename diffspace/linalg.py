@@ -6,7 +6,7 @@ by ``jax.scipy.linalg.cho_factor``. On the CPU that lowers to LAPACK's ``potrf``
 and ``trsm``, and with jaxlib 0.10.2 a batched call (``vmap``) splits its batch over XLA's thread pool and
 blocks until the pieces finish: when the program runs as many of those calls at once as the pool has
 threads, every thread waits for work queued behind itself, and the process hangs at 0 % CPU (seen with
-2 threads in a 4096-case ejection sweep: both waiting in ``lapack_dpotrf_ffi``; SPEC section 7). Loops of
+2 threads in a 4096-case ejection sweep: both waiting in ``lapack_dpotrf_ffi``). Loops of
 array operations have no such call, batch over ``vmap`` like any other operation, and cost ``n``
 iterations of ``O(n^2)`` work, which is what a 6-30 coordinate system needs (the batched ejection ran as fast
 as with LAPACK). Still on LAPACK: the constrained KKT solves of ``integrate.constrained`` (large systems)

@@ -4,7 +4,7 @@ Topology (parent indices, joint kinds, names) is static; joint placements, axes 
 are arrays, so every dynamics quantity is differentiable with respect to geometry and inertia.
 
 Body 0 is the floating base (the root link). Body ``i >= 1`` is moved by movable joint ``i - 1``;
-movable joints are numbered in declaration order (SPEC 3). Fixed joints never appear as bodies: their
+movable joints are numbered in URDF/TOML declaration order. Fixed joints never appear as bodies: their
 child links are merged into the parent body (composite mass, CoM, inertia) and kept as *frames*, exactly
 as Pinocchio's URDF parser does. ``Robot.lock`` applies the same merge to movable joints frozen at given
 angles (the ejection paper's "reconfiguration" of rigidly joined arms), so locking is exact.

@@ -1,6 +1,6 @@
 r"""Quaternions, rotations and 6D spatial algebra.
 
-Conventions (SPEC section 3, Pinocchio compatible):
+Conventions (Pinocchio compatible):
 
 * Quaternions are stored ``[x, y, z, w]`` and multiplied with the Hamilton product. A quaternion
   ``q`` maps vectors of the rotated (body) frame to the reference (world) frame: ``x_w = R(q) x_b``.

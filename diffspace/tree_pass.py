@@ -13,7 +13,7 @@ axis is :math:`\dot S_i = v_i \times S_i` [Featherstone 2008, eq. (2.53)]. For b
     v_i = v_p + S_i \dot\theta_i, \quad c_i = v_i \times S_i \dot\theta_i,
 
 with :math:`(R^J_i, p^J_i)` the joint placement in the parent at the current angle, :math:`{}^iS_i` the
-joint axis in the body frame and the base twist :math:`v_0 = [v_B; \omega_B]` (base frame, SPEC 3).
+joint axis in the body frame and the base twist :math:`v_0 = [v_B; \omega_B]` (base frame, Pinocchio's free flyer).
 Because the frame coincides with the base frame, the base acceleration found in it equals
 :math:`\dot v_{0}` of the free-flyer velocity convention, so results compare with Pinocchio directly.
 

@@ -1,4 +1,4 @@
-"""Reproduce the SPEC 6 speed comparison: ``python experiments/bench_report.py [--quick]``.
+"""Reproduce the speed comparison with Pinocchio and MuJoCo: ``python experiments/bench_report.py [--quick]``.
 
 Runs :func:`diffspace.bench.run_bench` and writes ``experiments/results/bench/`` (bench.json,
 summary.json, bench.png). Same as ``diffspace bench --out experiments/results/bench``.

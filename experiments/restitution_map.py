@@ -1,4 +1,4 @@
-"""Output restitution e vs input coefficient c for every contact damping law (SPEC 5.2).
+"""Output restitution e vs input coefficient c for every contact damping law (Cai et al. 2021, Aerospace 8:381).
 
 Each point is a full simulated impact (:func:`diffspace.contact.output_restitution`; frictionless, unit
 mass/stiffness/speed: for the Hunt-Crossley family e depends on c only). The Hunt-Crossley-family curves

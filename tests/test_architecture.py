@@ -1,4 +1,5 @@
-"""The package's import graph: layers import downward only (SPEC 2), and no module imports itself round a cycle.
+"""The package's import graph: layers import downward only (core -> bodies / contact / actuation / io -> scenarios
+-> design -> app), and no module imports itself round a cycle.
 
 Layers (rank): core (status, linalg, spatial, robot, dynamics and its kernels tree_pass / aba / crba / eager / compiled, integrate) 0 < bodies / contact / actuation / io 1 <
 scenarios 2 < design 3 < app 4. Function-local imports count. A package ``__init__`` importing its own

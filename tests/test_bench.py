@@ -60,7 +60,7 @@ def test_bench_ejection_writes_json(tmp_path):
 
 
 def test_scenario_compile_probe_reports_compile_and_run_times():
-    """The per-scenario compile report (SPEC 6) on the cheapest scenario; the full bench runs them all."""
+    """The per-scenario compile report on the cheapest scenario; the full bench runs them all."""
     from diffspace.app.bench import scenarios as bench_scenarios
 
     rows = bench_scenarios.scenario_compile_times(names=["impact"], gradients=False)

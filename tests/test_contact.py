@@ -134,7 +134,7 @@ def test_every_law_energy_and_zero_force_at_ends(law_name):
 
 
 def test_hunt_crossley_family_restitution_vs_closed_form():
-    """SPEC 7: for F = k d^n (1 + chi d_dot / v0), e solves chi (1 + e) = ln((1 + chi) / (1 - chi e))."""
+    """Closed form: for F = k d^n (1 + chi d_dot / v0), e solves chi (1 + e) = ln((1 + chi) / (1 - chi e))."""
     cs = np.array([0.2, 0.55, 0.9])
     worst = 0.0
     for law_name in HC_FAMILY:

@@ -1,4 +1,4 @@
-"""Dynamics of random floating-base trees against Pinocchio (SPEC 3: 1e-9 relative)."""
+"""Dynamics of random floating-base trees against Pinocchio (1e-9 relative)."""
 
 import jax
 import jax.numpy as jnp

@@ -1,4 +1,4 @@
-r"""SPEC 5.1 cross-check of the ejection against MuJoCo (plus the MJCF exporter it relies on).
+r"""Cross-check of the ejection against MuJoCo (plus the MJCF exporter it relies on).
 
 Setup: ``esd_arm7`` in plane mode (joints 1, 3, 5, 7 locked at the attitude's angles with ``Robot.lock``,
 joints 2, 4, 6 free), spring ``k = 812.7 N/m``, compression ``l = 0.086 m``, rail = base z. MuJoCo gets
@@ -33,7 +33,7 @@ directions), attitude 4 in joint 2 only, with joint 6 stuck throughout in every 
 roughly ``(1 - d) * timeconst / 2`` times its unconstrained acceleration. At default settings attitude 3
 (all joints stuck in our model) separates with joint 6 turned by 0.124 deg instead of 0 and the
 velocity 5.7e-4 low; attitude 1's stuck joint 6 creeps 0.0015 deg and v is 5.2e-5 low; attitude 2's
-stuck joint 6 turns 0.036 deg (all inside SPEC's 1 % / 0.2 deg, see
+stuck joint 6 turns 0.036 deg (all inside the 1 % / 0.2 deg tolerances, see
 :func:`test_ejection_friction_default_mujoco_within_spec`). The creep falls 10x per decade of ``1 - d``
 and per decade of the time constant (:func:`test_mujoco_friction_regularisation_converges`), and with
 ``d = 0.9999`` and a 2 ms time constant it is below 1e-4 deg.
@@ -145,7 +145,7 @@ def compare(a: dict, b: dict):
 
 
 def within_spec(a: dict, b: dict) -> bool:
-    """SPEC 5.1: separation velocity within 1 %, joint-angle changes within 2 % or 0.2 deg."""
+    """Agreement: separation velocity within 1 %, joint-angle changes within 2 % or 0.2 deg."""
     dv = abs(a["v"] / b["v"] - 1.0)
     dth = np.abs(a["dtheta_deg"] - b["dtheta_deg"])
     return dv <= 0.01 and bool(np.all((dth <= 0.2) | (dth <= 0.02 * np.abs(b["dtheta_deg"]))))
@@ -280,7 +280,7 @@ def test_ejection_frictionless_matches_mujoco():
 
 @pytest.mark.slow
 def test_ejection_friction_matches_mujoco():
-    """Stick-slip joints (frictionloss = 2 N m, damping 5.4): SPEC tolerances, and in fact ~1e-7 agreement."""
+    """Stick-slip joints (frictionloss = 2 N m, damping 5.4): within 1 % / 0.2 deg, and in fact ~1e-7 agreement."""
     slipped = 0
     for attitude in ATTITUDES:
         a, b = ours(attitude, True), mj(attitude, True)
@@ -293,7 +293,7 @@ def test_ejection_friction_matches_mujoco():
 
 @pytest.mark.slow
 def test_ejection_friction_default_mujoco_within_spec():
-    """With MuJoCo's default (soft) friction-loss constraint the SPEC tolerances still hold."""
+    """With MuJoCo's default (soft) friction-loss constraint the 1 % / 2 % or 0.2 deg tolerances still hold."""
     for attitude in ["attitude_1", "attitude_2", "attitude_3"]:
         a, b = ours(attitude, True), mj(attitude, True, tight=False)
         assert within_spec(b, a), (attitude, compare(b, a))

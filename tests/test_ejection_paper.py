@@ -1,4 +1,4 @@
-"""The paper's semi-analytic ejection recursion (``ejection.paper.paper_ejection``, SPEC 5.1 baseline).
+"""The paper's semi-analytic ejection recursion (``ejection.paper.paper_ejection``, a fast baseline).
 
 Fast: closed forms (locked arm: v = l sqrt(k/M), t_r = pi/2 sqrt(M/k)), the equivalent mass as the Schur
 complement. Slow (``-m slow``): the recursion against the full hybrid simulation for the five esd_arm7

@@ -1,5 +1,5 @@
 """``diffspace.linalg``: the loop Cholesky and its solves against LAPACK's, and no LAPACK call left in the batched
-robot solves (the jaxlib 0.10.2 batched-LAPACK deadlock of SPEC 7 hung a 4096-case ejection sweep)."""
+robot solves (jaxlib 0.10.2's CPU thread-pool deadlock in batched LAPACK solves hung a 4096-case ejection sweep)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The ``diffspace`` command: ``run | sweep | optimize | fit | bench`` (SPEC section 4).
+"""The ``diffspace`` command: ``run | sweep | optimize | fit | bench``.
 
 A config selects its scenario (``scenario = "<name>"`` or its scenario section). Bad input prints one line
 per problem naming the key or file and exits with status 2, without a traceback; a simulation that fails

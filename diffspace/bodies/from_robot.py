@@ -52,7 +52,7 @@ def revolute_joints(robot: Robot) -> tuple[Revolute, ...]:
 
 
 def maximal_state(robot: Robot, q: Float[Array, " nq"], v: Float[Array, " nv"]) -> RigidState:
-    """Maximal coordinates of a minimal-coordinate state ``(q, v)`` (SPEC 3 convention)."""
+    """Maximal coordinates of a minimal-coordinate state ``(q, v)`` (Pinocchio's free-flyer convention)."""
     kin = dynamics.kinematics(robot, q, v)
     rot_base, pos_base = dynamics.base_pose(q)
     rots = rot_base @ kin.rot

@@ -1,7 +1,7 @@
 r"""Rigid bodies in maximal coordinates: position, quaternion, linear and angular velocity (13 states each).
 
 Each body ``i`` carries (paper Eq. 1) the world position ``r_i`` of its centre of mass, the unit quaternion
-``q_i`` (``[x, y, z, w]``, body -> world, SPEC 3), the world velocity ``v_i = dr_i/dt`` of its centre of mass
+``q_i`` (``[x, y, z, w]``, body -> world, as Pinocchio), the world velocity ``v_i = dr_i/dt`` of its centre of mass
 and its angular velocity ``omega_i`` in **body** axes. Flat generalised coordinates and velocities stack the
 bodies::
 

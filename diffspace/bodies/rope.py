@@ -46,7 +46,7 @@ per-element autodiff in :mod:`diffspace.bodies.rope_elements`, which also gives 
   angles, exactly the paper's law. (There is no twist state: out-of-plane bending of a naturally curved
   rope is approximated by this fixed-axis rest curvature.) Optional bending damping ``c_tor dphi/dt``.
 
-Contact with the grapple shaft (SPEC 5.2): a cylinder of radius ``r_s`` with axis through ``p`` along ``a``;
+Contact with the grapple shaft: a cylinder of radius ``r_s`` with axis through ``p`` along ``a``;
 node ``i`` is indented by ``delta_i = r_s + r_rope - |(I - a a^T)(x_i - p)|`` and feels the
 :class:`~diffspace.contact.ContactLaw` force along the outward axis-to-node normal; the shaft feels the
 opposite sum. Any node can touch.

@@ -10,7 +10,7 @@ at the start of the contact gives ``F = k delta^n (1 + chi * delta_dot / v0)``; 
 from the input restitution coefficient ``c`` to ``chi`` (see :data:`CHI_LAWS`). For every law of this family
 the output restitution ``e`` solves (energy balance of ``m v dv/d delta = -F``, integrated over a cycle)
 
-    chi (1 + e) = ln((1 + chi) / (1 - chi e))                              (SPEC section 7)
+    chi (1 + e) = ln((1 + chi) / (1 - chi e))
 
 independent of ``k``, ``n``, the mass and ``v0``; :func:`restitution_closed_form` solves it.
 

@@ -14,7 +14,8 @@ column by column,
 .. math:: J_{:,i} = \frac{\partial m}{\partial d}\, e_i \qquad (i = 1..n),
 
 by ``lax.map`` over the unit directions ``e_i`` (one program for every column; no extra batch axis reaches
-the batched linear solves, SPEC 7); the backward pass contracts the cotangent with it,
+the batched LAPACK solves, where jaxlib 0.10.2's CPU thread pool can deadlock); the backward pass contracts the
+cotangent with it,
 :math:`\bar d_i = \sum_m \bar m \cdot J_{m,i}`. ``jax.grad``, ``jax.jacrev`` and ``jax.vmap`` of
 :func:`design_metrics` therefore work as usual. Only the design variables are differentiated: a traced and
 differentiated scenario raises (differentiate ``scenario.metrics`` directly for that, in reverse mode).

@@ -14,7 +14,8 @@ from ...io.packaged import ROBOTS_DIR
 FD_ROBOT = ROBOTS_DIR / "generic_arm7.urdf"
 EJECTION_ROBOT = ROBOTS_DIR / "esd_arm7.toml"
 
-# SPEC 5.1 ejection parameters; static = Coulomb friction because MuJoCo has one friction level
+# The ejection paper's parameters (Cai, Wang, Deng, Yang 2023);
+# static = Coulomb friction because MuJoCo has one friction level
 STIFFNESS_N_M = 812.7
 COMPRESSION_M = 0.086
 FRICTION_TORQUE_NM = 2.0

@@ -1,4 +1,4 @@
-"""First-call compile time of every scenario (SPEC 6), for ``diffspace bench``.
+"""First-call compile time of every scenario, for ``diffspace bench``.
 
 Each scenario is built from its shipped config exactly as ``diffspace run`` does. The forward program is
 ``scenario.simulate(scenario.params)``; the gradient program is ``jax.grad`` of the scenario's headline metric
@@ -93,7 +93,7 @@ def scenario_compile_times(names=None, gradients: bool = True, progress=None) ->
 
 
 def summary_lines(rows: dict, limit_s: float = 20.0) -> list[str]:
-    """One line per scenario: compile times, run times and the SPEC's 20 s compile target."""
+    """One line per scenario: compile times, run times and the 20 s compile target."""
     lines = [f"  scenario first-call compile (target < {limit_s:g} s on 2 cores):"]
     for name, r in rows.items():
         grad = (f", gradient {r['gradient_compile_s']:.1f} s (run {1e3 * r['gradient_run_s']:.1f} ms)"

@@ -1,4 +1,4 @@
-"""Manipulator capture: the arm's rod hits a free-floating target (SPEC 5.2 "Capture")."""
+"""Manipulator capture: the arm's rod hits a free-floating target (Cai et al. 2021, Aerospace 8:381)."""
 
 from .model import CaptureModel, ContactMode
 from .outcome import CaptureOutcome

@@ -3,8 +3,8 @@ r"""Manipulator capture of a free-floating rigid target: multibody arm + rigid b
 Seed: Cai et al. (2021), *Dynamic Modeling and Analysis of Impact in Space Operation Tasks*, Aerospace
 8:381 (``impact_space_operations.txt``), Section 2 (contact law) and Section 4 / Table 4 (target).
 
-**Arm** (floating base = root link): :math:`H(q)\dot v + b(q, v) = J_c^T f_c + Q_c` (ejection paper eq. 8 /
-SPEC 3), with the rod-tip Jacobian :math:`J_c` (linear rows, world axes, ``dynamics.frame_jacobian``),
+**Arm** (floating base = root link): :math:`H(q)\dot v + b(q, v) = J_c^T f_c + Q_c` (ejection paper eq. 8;
+free-flyer ``q``, ``v``), with the rod-tip Jacobian :math:`J_c` (linear rows, world axes, ``dynamics.frame_jacobian``),
 the contact force :math:`f_c = F\,n` and the constraint forces :math:`Q_c` of held joints and a restricted
 base (masked KKT solve, ``dynamics.masked_solve``). One kinematics pass gives ``H``, ``b`` and ``J_c``.
 

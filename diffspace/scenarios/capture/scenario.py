@@ -1,5 +1,5 @@
-"""The capture scenario (SPEC 5.2 "Capture"): the rod of the reference arm hits a free-floating target in one
-simulation (multibody arm + rigid target + compliant contact, :mod:`.model`).
+"""The capture scenario (Cai et al. 2021, Aerospace 8:381): the rod of the reference arm hits a free-floating
+target in one simulation (multibody arm + rigid target + compliant contact, :mod:`.model`).
 
 Config::
 

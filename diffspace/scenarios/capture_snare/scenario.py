@@ -1,4 +1,4 @@
-r"""Capture through the snare (SPEC 5.2; Cai et al. 2021, Aerospace 8:381, Sections 3.2 and 4.2): the capture
+r"""Capture through the snare (Cai et al. 2021, Aerospace 8:381, Sections 3.2 and 4.2): the capture
 rod of the ``[capture]`` arm strikes one wire rope of the target's snare (a snare config, ``[snare_strike]``).
 
 Model (the paper's reduction, Section 3.2 and Eq. (43)). The rope at node ``n`` acts as its virtual spring

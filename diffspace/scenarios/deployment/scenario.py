@@ -1,4 +1,4 @@
-r"""Deployment of a replaceable-interface rover mast (SPEC 5.3; seed: Liu, Wen & Zhang 2024, Machines 12:243).
+r"""Deployment of a replaceable-interface rover mast (seed: Liu, Wen & Zhang 2024, Machines 12:243).
 
 A driven revolute joint at the rover body turns the first of ``scheme + 1`` steel cube modules by
 ``drive.angle_deg`` in ``drive.duration_s``; ``scheme`` flexible interfaces (ANCF thin-shell cylinders, or

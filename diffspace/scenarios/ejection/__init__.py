@@ -1,4 +1,4 @@
-"""Spring ejection of a manipulator from its emergency separation device (SPEC 5.1)."""
+"""Spring ejection of a manipulator from its emergency separation device (Cai, Wang, Deng, Yang 2023)."""
 
 from .model import FLIGHT, RAIL, EjectionModel, EjectionRun, equivalent_mass, rigid_motion, settle, simulate_ejection
 from .outcome import EjectionOutcome, ejection_outcome

@@ -1,4 +1,4 @@
-r"""Spring ejection of a manipulator from its emergency separation device (ESD), SPEC 5.1.
+r"""Spring ejection of a manipulator from its emergency separation device (ESD).
 
 Seed: Cai, Wang, Deng, Yang (2023), *Emergency ejection characteristics of space manipulator multi-body
 system* (``ejection_space_manipulator.txt``). The full multibody model replaces the paper's reduced one:
@@ -55,7 +55,8 @@ HOLD_RATE = 1e-3  # rad/s: a stop rebound slower than this ends the bounces (the
 
 
 class EjectionState(eqx.Module):
-    """Continuous state: configuration, velocity (SPEC 3 conventions) and the energy dissipated so far."""
+    """Continuous state: configuration ``q = [p, quat xyzw, theta]``, velocity ``v = [v_B, omega_B, theta_dot]``
+    (free flyer, base velocities in the base frame) and the energy dissipated so far."""
 
     q: Float[Array, " nq"]
     v: Float[Array, " nv"]

@@ -1,4 +1,4 @@
-r"""The ejection paper's semi-analytic recursion (``method = "paper"``): a fast baseline for SPEC 5.1.
+r"""The ejection paper's semi-analytic recursion (``method = "paper"``): a fast baseline for the full simulation.
 
 Seed: Cai, Wang, Deng, Yang (2023), section 3. Same :class:`~.ejection.EjectionModel` and free-joint
 angles as :func:`~.ejection.simulate_ejection`; same result quantities. The inertia matrices come from

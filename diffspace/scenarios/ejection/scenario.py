@@ -1,4 +1,4 @@
-"""The ejection scenario (SPEC 5.1) on the scenario protocol: config, parameters, simulation, design space.
+"""The ejection scenario on the scenario protocol: config, parameters, simulation, design space.
 
 Config (public contract)::
 

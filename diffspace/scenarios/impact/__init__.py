@@ -1,4 +1,4 @@
-"""Two-body impact along a line with a compliant contact law (SPEC 5.2)."""
+"""Two-body impact along a line with a compliant contact law (Cai et al. 2021, Aerospace 8:381)."""
 
 from .scenario import Impact, ImpactParams, friction_from_decelerations
 

@@ -1,4 +1,4 @@
-"""Two-body impact along a line (SPEC 5.2; seed: Cai et al. 2021, Aerospace 8:381, Sections 2 and 4.1).
+"""Two-body impact along a line (seed: Cai et al. 2021, Aerospace 8:381, Sections 2 and 4.1).
 
 Body 1 (``mass1_kg``) approaches body 2 (``mass2_kg``, at rest) with ``approach_speed_m_s`` across an
 ``initial_gap_m``; the contact force is a :class:`~diffspace.contact.ContactLaw` (paper Eq. (1), n = 1.5,

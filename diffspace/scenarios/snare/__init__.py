@@ -1,4 +1,4 @@
-"""A grapple shaft striking one wire rope of a space snare (SPEC 5.2; Cai et al. 2021, Sections 3 and 4.2).
+"""A grapple shaft striking one wire rope of a space snare (Cai et al. 2021, Sections 3 and 4.2).
 
 Besides the scenario, the helpers the capture scenario uses to put the snare's virtual spring behind its own
 striking mass: ``Snare.from_config`` / ``Snare.model(params, mass)``, :func:`node_table`,

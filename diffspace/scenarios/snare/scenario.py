@@ -1,4 +1,4 @@
-"""The snare scenario (SPEC 5.2; seed: Cai et al. 2021, Aerospace 8:381, Sections 3 and 4.2) on the scenario
+"""The snare scenario (seed: Cai et al. 2021, Aerospace 8:381, Sections 3 and 4.2) on the scenario
 protocol: a grapple shaft strikes one flexible wire rope of a space snare. Physics: :mod:`diffspace.bodies.snare`,
 :mod:`diffspace.bodies.snare_impact`, :mod:`diffspace.contact.virtual_spring`.
 
