@@ -14,7 +14,8 @@ class FlexibleArmOutcome(AbstractOutcome):
     """Both runs on the output grid. ``maximal``: the paper's formulation (flexible or rigid last link);
     ``reference``: the rigid arm in minimal coordinates. ``momentum``: ``[linear; angular]`` (world origin);
     ``energy``: kinetic plus elastic (J); ``input_power``: power of the joint torques (W), so that
-    ``dE/dt = input_power - modal damping losses``. ``reaction_force``: force of the parent on the child at each
+    ``dE/dt = input_power - modal damping losses``; ``mass_centre``: of the whole system, the deflection included
+(world, m). ``reaction_force``: force of the parent on the child at each
     joint (world, N; ``None`` when not asked for)."""
 
     ts: Float[Array, " T"]
@@ -26,6 +27,7 @@ class FlexibleArmOutcome(AbstractOutcome):
     constraint_violation: Float[Array, " T"]
     velocity_violation: Float[Array, " T"]
     momentum: Float[Array, "T 6"]
+    mass_centre: Float[Array, "T 3"]
     energy: Float[Array, " T"]
     input_power: Float[Array, " T"]
     reaction_force: Float[Array, "T 2 3"] | None
@@ -53,4 +55,5 @@ def key_results(out: FlexibleArmOutcome) -> dict[str, Array]:
         "base_angle_final_deg": jnp.rad2deg(out.maximal.base_angle[-1]),
         "constraint_violation_max": jnp.max(out.constraint_violation),
         "momentum_drift_max": jnp.max(jnp.abs(out.momentum - out.momentum[0])),
+        "mass_centre_drift_max_m": jnp.max(safe_norm(out.mass_centre - out.mass_centre[0])),
     }

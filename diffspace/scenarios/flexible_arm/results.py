@@ -84,6 +84,8 @@ def write(out: FlexibleArmOutcome, path: Path) -> None:
     columns["energy_J"] = np.asarray(out.energy)
     columns["input_power_W"] = np.asarray(out.input_power)
     columns["momentum_drift"] = np.abs(np.asarray(out.momentum) - np.asarray(out.momentum[0])).max(axis=1)
+    centre = np.asarray(out.mass_centre)
+    columns["mass_centre_drift_m"] = np.linalg.norm(centre - centre[0], axis=1)
     if out.reaction_force is not None:
         force = np.linalg.norm(np.asarray(out.reaction_force), axis=2)
         columns.update({f"joint{j + 1}_reaction_N": force[:, j] for j in range(2)})

@@ -147,6 +147,7 @@ class FlexibleArm(AbstractScenario):
             constraint_violation=sol.position_violation,
             velocity_violation=sol.velocity_violation,
             momentum=jax.vmap(system.system_momentum)(sol.q, sol.w),
+            mass_centre=jax.vmap(system.mass_centre)(sol.q),
             energy=jax.vmap(system.energy)(sol.q, sol.w),
             input_power=jax.vmap(lambda t, q, w: model.input_power(system, t, q, w))(sol.ts, sol.q, sol.w),
             reaction_force=reaction,
