@@ -11,13 +11,18 @@ Writes ``experiments/results/flexible_arm/``: ``study.json`` and PNG plots.
 3. constraint violation and momentum drift with and without stabilisation (none, Baumgarte, Baumgarte + the
    per-step projection), at the config's tolerances and at loose ones (rtol 1e-6);
 4. wall time of the 5 s run in each formulation (first call = compile + run, then the median of 3 runs);
-   the machine is shared with other jobs, so the load is recorded next to the timings.
+   the machine is shared with other jobs, so the load is recorded next to the timings;
+5. the mass centre of the whole system (deflection included) with and without the momentum rows;
+6. agreement with an independent segmented beam (``tests/segmented_beam.py``: Pinocchio + SciPy Radau, 8/16/32
+   segments, Richardson-extrapolated) for several frequencies, damping ratios and torque amplitudes, with the
+   paper's one mode (2 modal coordinates) and with three in-plane bending modes (6 coordinates).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -31,12 +36,19 @@ from diffspace.io.packaged import DATA_DIR
 from diffspace.io.results import plot_panels
 from diffspace.scenarios import load_scenario
 from diffspace.scenarios.flexible_arm import model
-from diffspace.scenarios.flexible_arm.results import angle_differences
 from diffspace.scenarios.flexible_arm.outcome import key_results
+from diffspace.scenarios.flexible_arm.results import angle_differences
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "experiments" / "results" / "flexible_arm"
 CONFIG = DATA_DIR / "flexible_arm.toml"
+sys.path.insert(0, str(ROOT / "tests"))
+from segmented_beam import ArmParameters, converged_peaks
+
+# (first frequency Hz, damping ratio, torque amplitude N m) compared with the segmented beam
+REFERENCE_CASES = ((5.0, 0.03, 0.5), (3.0, 0.05, 0.5), (8.0, 0.03, 0.5), (2.0, 0.03, 0.25), (5.0, 0.03, 1.0),
+                   (3.0, 0.03, 1.0))
+SEGMENTS = (8, 16, 32)
 
 
 def timed(fn, *args, repeats: int = 3) -> tuple[object, float, float]:
@@ -141,6 +153,56 @@ def drift_study() -> tuple[dict, dict]:
     return results, histories
 
 
+def mass_centre_drift() -> dict:
+    """Largest distance of the system's mass centre from its start (m), with and without the momentum rows."""
+    run = eqx.filter_jit(lambda s, p: s.run(p))
+    result = {}
+    for rows in ("true", "false"):
+        s = load_scenario(CONFIG, [f"stabilization.momentum_constraints={rows}"])
+        values = key_results(run(s, s.params))
+        key = "with_momentum_rows" if rows == "true" else "without_momentum_rows"
+        result[key] = {name: float(values[name]) for name in ("mass_centre_drift_max_m", "momentum_drift_max")}
+    return result
+
+
+def modal_peaks(out, frequency: float) -> dict:
+    """End-effector difference, tip deflection and the link's largest ``omega^2 / Omega_1^2`` of one run."""
+    values = key_results(out)
+    link_angle = np.asarray(out.maximal.base_angle + out.maximal.joint_angles.sum(axis=1))
+    rate = np.abs(np.gradient(link_angle, np.asarray(out.ts))).max()
+    return {
+        "end_effector_difference_max_m": float(values["end_effector_difference_max_m"]),
+        "tip_deflection_max_m": float(values["tip_deflection_max_m"]),
+        "link_rate_max_rad_s": float(rate),
+        "rate_to_mode_squared": float(rate**2 / (2.0 * np.pi * frequency) ** 2),
+    }
+
+
+def segmented_beam_agreement() -> list[dict]:
+    """Each case: the segmented beam at ``SEGMENTS`` and extrapolated, and the modal model with 2 and 6 coordinates
+    (relative differences ``ours / beam - 1``: end-effector difference, tip deflection)."""
+    scenarios = {modes: load_scenario(CONFIG, [f"arm.modes={modes}"]) for modes in (2, 6)}
+    run = eqx.filter_jit(lambda s, p: s.run(p))
+    cases = []
+    for frequency, damping, amplitude in REFERENCE_CASES:
+        values, limit = converged_peaks(ArmParameters(frequency=frequency, damping=damping, amplitude=amplitude),
+                                        SEGMENTS)
+        case = {
+            "frequency_hz": frequency, "damping_ratio": damping, "amplitude_N_m": amplitude,
+            "segmented_beam": {"segments": list(SEGMENTS), "end_effector_difference_max_m": values[:, 0].tolist(),
+                               "tip_deflection_max_m": values[:, 1].tolist(), "extrapolated": limit.tolist()},
+        }
+        design = {"arm.frequency_hz": frequency, "arm.damping_ratio": damping, "torque.amplitude_N_m": amplitude}
+        for modes, s in scenarios.items():
+            peaks = modal_peaks(run(s, s.with_design(s.params, design)), frequency)
+            ours = np.array([peaks["end_effector_difference_max_m"], peaks["tip_deflection_max_m"]])
+            peaks["relative_difference"] = (ours / limit - 1.0).tolist()
+            case[f"modal_{modes}_coordinates"] = peaks
+        cases.append(case)
+        print(json.dumps(case), flush=True)
+    return cases
+
+
 def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     study: dict = {"load_average_start": os.getloadavg()[0]}
@@ -154,10 +216,13 @@ def main() -> None:
         "joint_angle_difference_max_deg": summary["joint_angle_difference_max_deg"],
         "constraint_violation_max": summary["constraint_violation_max"],
         "momentum_drift_max": summary["momentum_drift_max"],
+        "mass_centre_drift_max_m": summary["mass_centre_drift_max_m"],
         "difference_parts": difference_parts(out),
         "summary": summary,
     }
     study["rigid_formulation_agreement"] = rigid_agreement()
+    study["mass_centre_drift"] = mass_centre_drift()
+    study["segmented_beam_agreement"] = segmented_beam_agreement()
     study["drift"], histories = drift_study()
     study["wall_time_5s"] = {
         "flexible": formulation_timings([]),

@@ -161,3 +161,18 @@ def simulate(p: ArmParameters, segments: int, n_save: int = 501, rtol: float = 1
         tips.append(tip[:2].copy())
         deflections.append(data.oMi[chain.hub].actInv(tip)[1])
     return ChainRun(ts, np.array(tips), np.array(deflections), int(sol.nfev))
+
+
+def peaks(p: ArmParameters, segments: int, rigid: ChainRun) -> np.ndarray:
+    """``[end-effector difference max, |tip deflection| max]`` of the segmented beam against ``rigid``, m."""
+    run = simulate(p, segments)
+    difference = np.linalg.norm(run.end_effector - rigid.end_effector, axis=1)
+    return np.array([difference.max(), np.abs(run.tip_deflection).max()])
+
+
+def converged_peaks(p: ArmParameters, segments: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`peaks` for each segment count (doubling) and their limit, Richardson-extrapolated from the last two
+    (the Hencky chain converges like ``1 / N^2``)."""
+    rigid = simulate(p, 0)
+    values = np.array([peaks(p, n, rigid) for n in segments])
+    return values, values[-1] + (values[-1] - values[-2]) / 3.0

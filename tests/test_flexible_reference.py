@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from scipy.optimize import brentq
 from scipy.spatial.transform import Rotation
-from segmented_beam import ArmParameters, simulate
+from segmented_beam import ArmParameters, converged_peaks
 
 from diffspace.bodies import ModalLink, RigidBodies
 from diffspace.bodies.flexible_multibody import FlexibleMultibody
@@ -196,25 +196,12 @@ def modal_results(p: ArmParameters) -> np.ndarray:
     return np.array([float(values["end_effector_difference_max_m"]), float(values["tip_deflection_max_m"])])
 
 
-def chain_results(p: ArmParameters, segments: int, rigid) -> np.ndarray:
-    """``[end-effector difference max, |tip deflection| max]`` of the segmented beam against its rigid arm, m."""
-    run = simulate(p, segments)
-    difference = np.linalg.norm(run.end_effector - rigid.end_effector, axis=1)
-    return np.array([difference.max(), np.abs(run.tip_deflection).max()])
-
-
-def richardson(coarse: np.ndarray, fine: np.ndarray) -> np.ndarray:
-    """Limit of an O(1/N^2) sequence from ``N`` and ``2N``."""
-    return fine + (fine - coarse) / 3.0
-
-
 def test_segmented_beam_smoke():
     """The paper's example against the segmented beam extrapolated from 4 and 8 segments (within 0.1 % of the 16/32
     extrapolation of the slow test here): end-effector difference and tip deflection to 2 % (the model without
     the first-moment coupling had the end-effector difference 31 % low)."""
     p = ArmParameters()
-    rigid = simulate(p, 0)
-    reference = richardson(chain_results(p, 4, rigid), chain_results(p, 8, rigid))
+    _, reference = converged_peaks(p, (4, 8))
     ours = modal_results(p)
     assert np.all(np.abs(ours / reference - 1) < 0.02), (ours, reference)
 
@@ -230,10 +217,8 @@ def test_converged_segmented_beam(frequency, damping):
     1.6 rad/s, omega^2 / Omega^2 = 0.7 %) the end-effector difference is 3 % low, from the second-order
     rotational stiffening and softening it leaves out (module docstring of diffspace.bodies.modal)."""
     p = ArmParameters(frequency=frequency, damping=damping)
-    rigid = simulate(p, 0)
-    coarse, middle, fine = (chain_results(p, n, rigid) for n in (8, 16, 32))
+    (coarse, middle, fine), converged = converged_peaks(p, (8, 16, 32))
     ratio = (middle - coarse) / (fine - middle)
     assert np.all((3.5 < ratio) & (ratio < 4.5)), ratio
-    converged = richardson(middle, fine)
     ours = modal_results(p)
     assert np.all(np.abs(ours / converged - 1) < 0.02), (ours, converged)
