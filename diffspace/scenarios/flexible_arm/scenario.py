@@ -11,7 +11,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import ClassVar
 
-import equinox as eqx
 import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float
@@ -37,12 +36,12 @@ class FlexibleArmParams(AbstractParams):
     beta: Float[Array, ""]
 
 
-_DESIGN = {
-    "arm.frequency_hz": "frequency_hz",
-    "arm.damping_ratio": "damping_ratio",
-    "torque.amplitude_N_m": "amplitude_N_m",
-    "torque.period_s": "period_s",
-}
+PARAMETERS = (
+    Parameter("arm.frequency_hz", 1.0, 50.0, "Hz", "frequency_hz", log=True, help="first bending frequency of link 2"),
+    Parameter("arm.damping_ratio", 0.001, 0.5, "1", "damping_ratio", log=True, help="modal damping ratio"),
+    Parameter("torque.amplitude_N_m", 0.05, 2.0, "N m", "amplitude_N_m", help="joint torque amplitude"),
+    Parameter("torque.period_s", 0.5, 5.0, "s", "period_s", help="joint torque period"),
+)
 
 
 class FlexibleArm(AbstractScenario):
@@ -158,14 +157,6 @@ class FlexibleArm(AbstractScenario):
             status=first_failure(sol.status, ref.status),
         )
 
-    def with_design(self, params: FlexibleArmParams, values: dict[str, Array]) -> FlexibleArmParams:
-        for key, value in values.items():
-            field = _DESIGN.get(key)
-            if field is None:
-                self.parameter(key)  # raises ConfigError naming the known keys
-            params = eqx.tree_at(lambda p: getattr(p, field), params, jnp.asarray(value, dtype=float))
-        return params
-
     def metrics(self, params: FlexibleArmParams) -> dict[str, Array]:
         out = self.run(params)
         values = key_results(out)
@@ -174,12 +165,7 @@ class FlexibleArm(AbstractScenario):
         return values
 
     def design_space(self) -> tuple[Parameter, ...]:
-        return (
-            Parameter("arm.frequency_hz", 1.0, 50.0, "Hz", log=True, help="first bending frequency of link 2"),
-            Parameter("arm.damping_ratio", 0.001, 0.5, "1", log=True, help="modal damping ratio"),
-            Parameter("torque.amplitude_N_m", 0.05, 2.0, "N m", help="joint torque amplitude"),
-            Parameter("torque.period_s", 0.5, 5.0, "s", help="joint torque period"),
-        )
+        return PARAMETERS
 
     # ------------------------------------------------------------------ host side
     def summary(self, outcome: FlexibleArmOutcome) -> dict:
