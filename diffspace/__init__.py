@@ -26,7 +26,7 @@ import jax  # noqa: E402
 
 jax.config.update("jax_enable_x64", True)
 
-from .dynamics import (  # noqa: E402
+from .core.dynamics import (  # noqa: E402
     base_momentum,
     bias_forces,
     bias_from_kinematics,
@@ -47,8 +47,8 @@ from .dynamics import (  # noqa: E402
 )
 from .actuation.drive import Drive, RestToRest, Tabulated  # noqa: E402
 from .io import load_robot  # noqa: E402
-from .compiled import CompiledRobot, compile_robot  # noqa: E402
-from .robot import LinkTree, Robot, build_robot  # noqa: E402
+from .core.compiled import CompiledRobot, compile_robot  # noqa: E402
+from .core.robot import LinkTree, Robot, build_robot  # noqa: E402
 
 __all__ = [
     "CompiledRobot",

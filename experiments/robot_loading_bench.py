@@ -23,8 +23,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from diffspace.io import load_robot  # noqa: E402
-from diffspace.robot import MAX_BODIES  # noqa: E402
-from diffspace.status import ConfigError  # noqa: E402
+from diffspace.core.robot import MAX_BODIES  # noqa: E402
+from diffspace.core.status import ConfigError  # noqa: E402
 
 INERTIA = '<inertia ixx="0.01" iyy="0.02" izz="0.025" ixy="0" ixz="0" iyz="0"/>'
 

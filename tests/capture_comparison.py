@@ -9,7 +9,7 @@ import numpy as np
 from capture_reference_model import CaptureReference
 
 from diffspace.design import simulate_default
-from diffspace.dynamics import frame_jacobian
+from diffspace.core.dynamics import frame_jacobian
 from diffspace.io.config import apply_overrides, read_toml
 from diffspace.scenarios import load_scenario, resolve_config
 

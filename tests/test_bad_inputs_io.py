@@ -21,9 +21,9 @@ from diffspace.io.config import Field, Schema, apply_overrides, read_toml, valid
 from diffspace.io.files import MissingFileError
 from diffspace.io.tables import read_csv_columns
 from diffspace.io.urdf import rpy_rotations
-from diffspace.robot import MAX_BODIES
-from diffspace.spatial import rpy_to_rotation
-from diffspace.status import ConfigError, capped, shown
+from diffspace.core.robot import MAX_BODIES
+from diffspace.core.spatial import rpy_to_rotation
+from diffspace.core.status import ConfigError, capped, shown
 from random_robots import write_random_robot
 
 INERTIAL = '<inertial><mass value="{m}"/><inertia ixx="{i}" iyy="{i}" izz="{i}" ixy="0" ixz="0" iyz="0"/></inertial>'

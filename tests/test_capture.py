@@ -18,7 +18,7 @@ from diffspace.contact import ContactLaw, simulate_impact
 from diffspace.design import run_single, simulate_default
 from diffspace.io.config import validate
 from diffspace.scenarios.capture import Capture
-from diffspace.status import ConfigError, SolverFailure, Status
+from diffspace.core.status import ConfigError, SolverFailure, Status
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = ROOT / "configs"

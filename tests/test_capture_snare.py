@@ -13,7 +13,7 @@ import pytest
 from diffspace.io.config import apply_overrides, read_toml
 from diffspace.io.tables import dump_toml
 from diffspace.scenarios import load_scenario
-from diffspace.status import ConfigError, Status
+from diffspace.core.status import ConfigError, Status
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "configs" / "capture_snare_optimize.toml"

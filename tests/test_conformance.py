@@ -20,7 +20,7 @@ import pytest
 from diffspace.io.config import get_key, read_toml
 from diffspace.io.results import write_summary
 from diffspace.scenarios import REGISTRY, load_scenario
-from diffspace.status import failed
+from diffspace.core.status import failed
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = sorted((ROOT / "configs").glob("*.toml"))

@@ -10,13 +10,13 @@ import pytest
 from scipy.spatial.transform import Rotation
 
 import diffspace as ds
-from diffspace import spatial
+from diffspace.core import spatial
 from diffspace.actuation import RestToRest
 from diffspace.bodies import WORLD, Anchor, JointAngle, Revolute, RigidBodies, Multibody, RigidState, Weld
 from diffspace.bodies import maximal_state, revolute_joints, rigid_bodies
 from diffspace.integrate import Stabilization, constrained_accelerations, simulate, solve_constrained
-from diffspace.robot import LinkTree, build_robot
-from diffspace.status import Status
+from diffspace.core.robot import LinkTree, build_robot
+from diffspace.core.status import Status
 
 
 def _random_inertia(rng):

@@ -9,13 +9,13 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from diffspace import dynamics
+from diffspace.core import dynamics
 from diffspace.io.packaged import DATA_DIR
-from diffspace.robot import LinkTree, build_robot
+from diffspace.core.robot import LinkTree, build_robot
 from diffspace.scenarios import load_scenario
 from diffspace.scenarios.deployment import Deployment
 from diffspace.scenarios.deployment.report import SUMMARY_KEYS
-from diffspace.status import Status
+from diffspace.core.status import Status
 
 SIMULATE = jax.jit(Deployment.simulate)
 SCHEME1 = DATA_DIR / "deployment_scheme1.toml"

@@ -75,10 +75,10 @@ import numpy as np
 import pytest
 
 import diffspace as ds
-from diffspace.dynamics import BaseMotion, restricted_dynamics
+from diffspace.core.dynamics import BaseMotion, restricted_dynamics
 from diffspace.actuation.friction import JointFriction
 from diffspace.scenarios.ejection import FLIGHT, RAIL, EjectionModel, simulate_ejection
-from diffspace.spatial import quat_to_rotation
+from diffspace.core.spatial import quat_to_rotation
 
 mujoco = pytest.importorskip("mujoco")
 

@@ -14,7 +14,7 @@ from diffspace.bodies import ModalLink, clamped_free_root, mode_shape
 from diffspace.io.packaged import DATA_DIR
 from diffspace.scenarios import load_scenario
 from diffspace.scenarios.flexible_arm.outcome import key_results
-from diffspace.status import Status
+from diffspace.core.status import Status
 
 CONFIG = DATA_DIR / "flexible_arm.toml"
 

@@ -20,7 +20,7 @@ from diffspace.io.packaged import DATA_DIR
 from diffspace.scenarios import load_scenario
 from diffspace.scenarios.flexible_arm import model
 from diffspace.scenarios.flexible_arm.outcome import key_results
-from diffspace.status import Status
+from diffspace.core.status import Status
 
 CONFIG = DATA_DIR / "flexible_arm.toml"
 NODES, WEIGHTS = np.polynomial.legendre.leggauss(200)

@@ -6,7 +6,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from diffspace.status import ConfigError
+from diffspace.core.status import ConfigError
 from diffspace.design.least_squares import least_squares
 from diffspace.io.tables import dump_toml, read_csv_columns
 

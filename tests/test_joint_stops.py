@@ -14,7 +14,7 @@ import diffspace as ds
 from diffspace.app.cli import main
 from diffspace.scenarios import load_scenario
 from diffspace.scenarios.ejection import settle
-from diffspace.status import Status
+from diffspace.core.status import Status
 
 CONFIG = Path(__file__).resolve().parent.parent / "configs" / "ejection_plane.toml"
 DRIVEN = ["ejection.attitude=[0, 0, 0, 120, 0, 0, 0]", "ejection.spring_stiffness_N_m=1e5",

@@ -14,10 +14,10 @@ from pinocchio_ref import PinocchioReference
 from random_robots import write_random_robot
 
 import diffspace as ds
-from diffspace import dynamics, eager, linalg
-from diffspace.aba import articulated_body_algorithm, solve_spd6
-from diffspace.crba import ancestor_pairs, dof_parents, ltdl_factor, ltdl_solve, rnea_bias
-from diffspace.tree_pass import tree_motion
+from diffspace.core import dynamics, eager, linalg
+from diffspace.core.aba import articulated_body_algorithm, solve_spd6
+from diffspace.core.crba import ancestor_pairs, dof_parents, ltdl_factor, ltdl_solve, rnea_bias
+from diffspace.core.tree_pass import tree_motion
 
 GRAVITY = np.array([0.3, -1.2, -9.81])
 
@@ -62,7 +62,7 @@ def test_gravity_in_rnea_and_aba(branched):
     ref = PinocchioReference(path, robot)
     ref.model.gravity.linear[:] = GRAVITY
     q, v, tau = _state(robot, np.random.default_rng(4))
-    g_base = ds.spatial.quat_to_rotation(jnp.asarray(q[3:7])).T @ GRAVITY
+    g_base = ds.core.spatial.quat_to_rotation(jnp.asarray(q[3:7])).T @ GRAVITY
     bias = jax.jit(lambda *x: rnea_bias(robot, tree_motion(robot, *x[:2]), x[2]))(q, v, g_base)
     assert _rel(bias, ref.bias(q, v)) < 1e-9
     accel = jax.jit(lambda *x: articulated_body_algorithm(robot, *x, gravity=GRAVITY))(q, v, tau)

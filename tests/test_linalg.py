@@ -1,4 +1,4 @@
-"""``diffspace.linalg``: the loop Cholesky and its solves against LAPACK's, and no LAPACK call left in the batched
+"""``diffspace.core.linalg``: the loop Cholesky and its solves against LAPACK's, and no LAPACK call left in the batched
 robot solves (jaxlib 0.10.2's CPU thread-pool deadlock in batched LAPACK solves hung a 4096-case ejection sweep)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from diffspace import dynamics, linalg
+from diffspace.core import dynamics, linalg
 
 
 def _spd(n: int, seed: int) -> np.ndarray:

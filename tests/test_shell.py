@@ -12,7 +12,7 @@ import scipy.linalg
 from diffspace.bodies import shell as sh
 from diffspace.bodies.shell import (Shell, ShellMaterial, cylinder_mesh, element_energy, element_reference, plate_mesh,
                                     shape_functions)
-from diffspace.spatial import axis_angle_rotation
+from diffspace.core.spatial import axis_angle_rotation
 
 STEEL = dict(young=2e11, poisson=0.0, density=7850.0)  # nu = 0: the strip is a beam (no Poisson locking)
 STRIP = dict(length=1.0, width=0.1, thickness=0.01)

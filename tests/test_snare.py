@@ -24,7 +24,7 @@ from diffspace.bodies import (
 from diffspace.bodies.rope import bend_vectors, static_residual
 from diffspace.contact import VirtualSpringLaw, fit_polynomial, virtual_impact
 from diffspace.scenarios import load_scenario
-from diffspace.status import ConfigError, Status
+from diffspace.core.status import ConfigError, Status
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "configs" / "snare_capture.toml"

@@ -18,7 +18,7 @@ from diffspace.actuation.drive import RestToRest
 from diffspace.app.cli import main
 from diffspace.scenarios import load_scenario
 from diffspace.scenarios import snare_closing as sc
-from diffspace.status import ConfigError
+from diffspace.core.status import ConfigError
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "configs" / "snare_closing.toml"

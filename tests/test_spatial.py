@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from diffspace import spatial
+from diffspace.core import spatial
 
 
 def _rng_rotvec(seed):
@@ -89,7 +89,7 @@ def test_quaternion_product_is_rotation_composition(a, b):
 
 
 def test_safe_norm_value_and_finite_gradient_at_zero():
-    from diffspace.spatial import safe_norm
+    from diffspace.core.spatial import safe_norm
 
     v = jnp.array([[3.0, 4.0, 0.0], [0.0, 0.0, 0.0]])
     assert jnp.allclose(safe_norm(v), jnp.array([5.0, 0.0]), atol=1e-15)

@@ -13,7 +13,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from diffspace import dynamics
+from diffspace.core import dynamics
 from diffspace.contact.unilateral import (
     SEPARATED,
     SLIP_NEGATIVE,
@@ -26,7 +26,7 @@ from diffspace.io.packaged import DATA_DIR
 from diffspace.io.results import write_summary
 from diffspace.scenarios import load_scenario
 from diffspace.scenarios.unilateral import PlanarArm
-from diffspace.status import ConfigError, Status
+from diffspace.core.status import ConfigError, Status
 
 CONFIG = DATA_DIR / "unilateral_contact.toml"
 FORMULATIONS = ("acceleration", "velocity")

@@ -17,7 +17,7 @@ from diffspace.app.cli import main
 from diffspace.io.packaged import DATA_DIR
 from diffspace.scenarios import load_scenario
 from diffspace.scenarios.unilateral.config import SINGULAR_DAMPING_M2, SINGULAR_MANIPULABILITY_M2
-from diffspace.status import ConfigError, failed
+from diffspace.core.status import ConfigError, failed
 
 CONFIG = DATA_DIR / "unilateral_contact.toml"
 LINKS = (1.0, 0.7, 0.5)

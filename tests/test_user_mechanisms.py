@@ -29,7 +29,7 @@ from random_robots import random_urdf
 import diffspace
 from diffspace.io.config import apply_overrides, read_toml
 from diffspace.scenarios import resolve_config
-from diffspace.status import ConfigError, failed
+from diffspace.core.status import ConfigError, failed
 
 ROOT = Path(__file__).resolve().parents[1] / "configs"
 FAST = settings(phases=[Phase.explicit], deadline=None, database=None, suppress_health_check=list(HealthCheck))

@@ -19,7 +19,7 @@ from jaxtyping import Array, Float, Int
 from diffspace.io.config import Field, Schema
 from diffspace.io.results import write_timeseries
 from diffspace.scenarios import AbstractOutcome, AbstractParams, AbstractScenario, FitData, Parameter
-from diffspace.status import Status, flag
+from diffspace.core.status import Status, flag
 
 ENTRY = ("toy", "toy_scenario:Toy")
 RUNNER = """

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 from ..io.packaged import packaged_config
-from ..status import ConfigError, SolverFailure
+from ..core.status import ConfigError, SolverFailure
 
 DEFAULT_CONFIG = packaged_config("ejection_study.toml")
 

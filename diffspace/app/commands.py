@@ -18,7 +18,7 @@ from ..io.config import Schema, apply_overrides, read_toml
 from ..io.results import print_summary, write_summary
 from ..io.tables import dump_toml
 from ..scenarios import AbstractScenario, resolve_config, scenario_class, scenario_name
-from ..status import ConfigError, SolverFailure
+from ..core.status import ConfigError, SolverFailure
 from .resultdir import ResultDir, config_hash
 
 

@@ -20,7 +20,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from ..status import ConfigError
+from ..core.status import ConfigError
 
 MANIFEST = "manifest.json"
 

@@ -1,10 +1,10 @@
-r"""The maximal-coordinate model of a :class:`~diffspace.robot.Robot` (revolute joints), and state conversion.
+r"""The maximal-coordinate model of a :class:`~diffspace.core.robot.Robot` (revolute joints), and state conversion.
 
 Each robot body becomes a :class:`~.rigid.RigidBodies` entry with its frame at the centre of mass and the
 robot body's axes; each revolute joint becomes a :class:`~.joints.Revolute` whose anchors have the joint
 axis as ``z``: in the parent at the joint placement, in the child at the child's frame origin. The
 anchors' relative angle is then the robot's joint angle, so both formulations describe the same system and
-can be compared state by state (the minimal-coordinate engine is :mod:`diffspace.dynamics`).
+can be compared state by state (the minimal-coordinate engine is :mod:`diffspace.core.dynamics`).
 """
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
-from .. import dynamics, spatial
-from ..robot import Robot
+from ..core import dynamics, spatial
+from ..core.robot import Robot
 from .joints import Anchor, Revolute
 from .rigid import RigidBodies, RigidState
 

@@ -88,7 +88,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float
 
-from ..spatial import skew
+from ..core.spatial import skew
 
 # roots of 1 + cos(x) cosh(x) = 0 (clamped-free beam); higher ones are (2n - 1) pi / 2 to double precision
 _ROOTS = (1.8751040687119611, 4.6940911329741746, 7.8547574382376126, 10.995540734875467, 14.137168391046471)

@@ -18,7 +18,7 @@ inertia is constant because ``omega`` is in body axes) and ``Q = [F_i; T_i - ome
 
 .. math:: \dot r_i = v_i, \qquad \dot q_i = \tfrac12\, q_i \otimes [\omega_i, 0] + k (1 - |q_i|^2)\, q_i,
 
-where the last term (gain ``k``, as in :func:`diffspace.dynamics.configuration_derivative`) pulls the
+where the last term (gain ``k``, as in :func:`diffspace.core.dynamics.configuration_derivative`) pulls the
 quaternion back to unit norm without changing the rotation it represents. A velocity-space displacement
 ``dw`` is applied to a configuration by :meth:`RigidBodies.retract` (``r + dv``, ``q \otimes \exp(d\omega)``),
 the exponential map whose first-order term is ``N(q) dw``: the projections of
@@ -33,7 +33,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float
 
-from .. import spatial
+from ..core import spatial
 
 QUATERNION_GAIN = 10.0
 WORLD = -1  # body index of the fixed world frame in anchors and joints

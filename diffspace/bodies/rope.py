@@ -60,7 +60,7 @@ import jax.numpy as jnp
 import optimistix as optx
 from jaxtyping import Array, ArrayLike, Float
 
-from ..spatial import safe_norm
+from ..core.spatial import safe_norm
 from ..contact.forces import ContactLaw
 from .rope_elements import (
     axial_gain,

@@ -25,7 +25,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float
 
-from ..spatial import safe_norm
+from ..core.spatial import safe_norm
 
 
 def bend_vector(a: Float[Array, "*M 3"], b: Float[Array, "*M 3"], c: Float[Array, "*M 3"]) -> Float[Array, "*M 3"]:

@@ -21,8 +21,8 @@ from jaxtyping import Array, Bool, Float, Int
 from ..contact.impact import ImpactOutcome
 from ..contact.virtual_spring import linear_contact_time, virtual_impact
 from ..integrate import solve_adjoint
-from ..spatial import safe_norm
-from ..status import Status, first_failure, flag
+from ..core.spatial import safe_norm
+from ..core.status import Status, first_failure, flag
 from .rope import assemble, rope_accelerations
 from .snare import SnareModel, contact_direction
 

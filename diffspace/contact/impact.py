@@ -39,7 +39,7 @@ from jaxtyping import Array, Bool, Float, Int
 
 from ..actuation.friction import JointFriction
 from ..integrate import EXTREMUM_MARGIN, hybrid_solve
-from ..status import Status, first_failure, flag
+from ..core.status import Status, first_failure, flag
 from .forces import AbstractContactLaw
 
 FRICTION_MODELS = ("none", "paper", "coulomb")

@@ -6,7 +6,7 @@ import equinox as eqx
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
-from ..spatial import safe_norm
+from ..core.spatial import safe_norm
 
 
 class Surface(eqx.Module):

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..scenarios import AbstractScenario, resolve_config
 from ..io.config import get_key, set_key
-from ..status import ConfigError
+from ..core.status import ConfigError
 
 class CaseBuilder:
     """Builds the scenario of each case from a raw config (host side), caching by the non-design values."""

@@ -11,7 +11,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..scenarios import AbstractScenario
-from ..status import ConfigError, Status, describe, failed
+from ..core.status import ConfigError, Status, describe, failed
 from . import cases as cs
 from .gradient import design_metrics
 

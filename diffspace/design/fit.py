@@ -34,7 +34,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..scenarios import AbstractScenario, FitData, Parameter
-from ..status import ConfigError, SolverFailure, failed
+from ..core.status import ConfigError, SolverFailure, failed
 from . import cases as cs
 from .least_squares import FitResult, least_squares
 

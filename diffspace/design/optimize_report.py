@@ -9,7 +9,7 @@ import numpy as np
 from ..scenarios import AbstractScenario
 from . import cases as cs
 from .evaluate import evaluate_cases, status_label
-from ..status import SolverFailure
+from ..core.status import SolverFailure
 from .problem import Problem
 
 

@@ -30,7 +30,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..scenarios import AbstractScenario, Parameter
-from ..status import ConfigError, failed
+from ..core.status import ConfigError, failed
 
 BARRIER_EPS = 1e-3
 _OPTIONS = {"objective", "direction", "variables", "bounds", "choices", "constraints", "n_starts", "steps",

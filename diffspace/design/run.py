@@ -23,7 +23,7 @@ import numpy as np
 
 from ..io.results import print_summary
 from ..scenarios import AbstractScenario
-from ..status import ConfigError, SolverFailure, Status, failed
+from ..core.status import ConfigError, SolverFailure, Status, failed
 from . import cases as cs
 from .stored import stored_jit
 

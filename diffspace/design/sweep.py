@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from . import cases as cs
-from ..status import ConfigError
+from ..core.status import ConfigError
 from .evaluate import CaseResults, evaluate_cases, status_label
 from .sweep_plots import plot_sweep
 from .sweep_spec import SweepSpec

@@ -9,7 +9,7 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float, Int
 
-from ..status import Status, first_failure, flag
+from ..core.status import Status, first_failure, flag
 from .constrained import (
     AbstractConstrainedSystem,
     Stabilization,

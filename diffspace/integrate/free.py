@@ -9,15 +9,15 @@ import equinox as eqx
 import jax.numpy as jnp
 from jaxtyping import Array, Float, Int
 
-from ..dynamics import BaseMotion, configuration_derivative, restricted_dynamics
-from ..robot import Robot
-from ..status import SolverFailure, Status, flag
+from ..core.dynamics import BaseMotion, configuration_derivative, restricted_dynamics
+from ..core.robot import Robot
+from ..core.status import SolverFailure, Status, flag
 from .adjoint import solve_adjoint
 
 
 class Trajectory(eqx.Module):
     """Saved states: ``ts (T,)``, ``q (T, nq)``, ``v (T, nv)``, the solver's step count and the
-    :class:`~diffspace.status.Status` (``SOLVER_FAILURE`` where the solve did not reach ``t_final``)."""
+    :class:`~diffspace.core.status.Status` (``SOLVER_FAILURE`` where the solve did not reach ``t_final``)."""
 
     ts: Float[Array, " T"]
     q: Float[Array, "T nq"]
@@ -44,9 +44,9 @@ def simulate(
 
     ``torque(t, q, v)`` returns the ``n`` joint torques (default zero). ``base_motion`` restricts the base
     (default free). The default solver is Tsit5 with a PID step-size controller; the quaternion norm is
-    held by the stabilising term of :func:`~diffspace.dynamics.configuration_derivative`. Reverse-mode
+    held by the stabilising term of :func:`~diffspace.core.dynamics.configuration_derivative`. Reverse-mode
     gradients go through ``RecursiveCheckpointAdjoint``. An unfinished run has ``status = SOLVER_FAILURE``;
-    called outside ``jit`` it raises :class:`~diffspace.status.SolverFailure` instead.
+    called outside ``jit`` it raises :class:`~diffspace.core.status.SolverFailure` instead.
     """
     base_motion = BaseMotion.free() if base_motion is None else base_motion
     n = robot.n_joints

@@ -12,7 +12,7 @@ import jax.numpy as jnp
 from jax import lax
 from jaxtyping import Array
 
-from ..status import Status
+from ..core.status import Status
 from .event_root import EventRootFinder
 from .adjoint import solve_adjoint
 from .neutral import segment_start
@@ -36,7 +36,7 @@ class HybridSolution(eqx.Module):
     ``ts``/``ys``: the state on the fixed output grid (stitched across segments); ``segment_*``: one entry
     per segment (``segment_end`` time, state at the end before the transition, mode before and after,
     ``segment_event`` true where the segment ended with an event); ``status``: a
-    :class:`~diffspace.status.Status` code (``OK``, ``SOLVER_FAILURE``, or ``EVENT_BUDGET`` when the run
+    :class:`~diffspace.core.status.Status` code (``OK``, ``SOLVER_FAILURE``, or ``EVENT_BUDGET`` when the run
     needed more than ``max_segments`` segments).
     """
 

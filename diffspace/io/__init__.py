@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ..robot import Robot
-from ..status import ConfigError
+from ..core.robot import Robot
+from ..core.status import ConfigError
 from .files import existing_file
 from .urdf import load_urdf
 

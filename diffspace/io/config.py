@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from ..status import ConfigError, capped, shown
+from ..core.status import ConfigError, capped, shown
 from .files import existing_file, read_text
 
 MAX_PROBLEMS = 20

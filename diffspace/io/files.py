@@ -1,7 +1,7 @@
 """Reading user files with one clear line for every way it can fail.
 
 A missing path, a directory, something that is not a regular file (a FIFO would block the reader), an
-unreadable file and text that is not UTF-8 each raise :class:`~diffspace.status.ConfigError` naming the
+unreadable file and text that is not UTF-8 each raise :class:`~diffspace.core.status.ConfigError` naming the
 file. Text is decoded as UTF-8 with an optional byte-order mark (as written by some Windows editors).
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..status import ConfigError, shown
+from ..core.status import ConfigError, shown
 
 
 class MissingFileError(ConfigError, FileNotFoundError):

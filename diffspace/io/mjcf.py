@@ -1,4 +1,4 @@
-r"""MJCF (MuJoCo XML) export of a :class:`~diffspace.robot.Robot`, for cross-validation against MuJoCo.
+r"""MJCF (MuJoCo XML) export of a :class:`~diffspace.core.robot.Robot`, for cross-validation against MuJoCo.
 
 The writer maps our model one to one:
 
@@ -31,7 +31,7 @@ from xml.sax.saxutils import quoteattr
 
 import numpy as np
 
-from ..robot import Robot
+from ..core.robot import Robot
 
 INTEGRATORS = ("Euler", "RK4", "implicit", "implicitfast")
 

@@ -52,7 +52,7 @@ properties are expressed in DH frame ``i``. Explicit ``[[joints]]`` given with `
 the DH chain (e.g. a fixed tool link).
 
 Fixed joints are merged into their parent body and kept as frames (as for URDF, through
-:func:`~diffspace.robot.build_robot`); a description without movable joints (one rigid body, e.g. a
+:func:`~diffspace.core.robot.build_robot`); a description without movable joints (one rigid body, e.g. a
 capture target) is allowed. Attitudes are stored in radians (metres for prismatic joints) in
 ``Robot.attitudes`` and must lie within the joint limits. Every problem raises
 ``ConfigError("<file>: <dotted.key>: <what is wrong>")``, e.g. ``joints[2].link.mass: must be >= 0``.
@@ -60,7 +60,7 @@ capture target) is allowed. Attitudes are stored in radians (metres for prismati
 The format builds a tree by construction: a joint's parent must be a link declared before it and its
 child a new link, so a second parent for a link (a closed kinematic loop), a cycle, a second root or an
 unreachable link cannot be written; each attempt is refused naming the joint and the link. Parsing and
-validation run in NumPy and the arrays are converted to JAX once (:func:`~diffspace.robot.build_robot`).
+validation run in NumPy and the arrays are converted to JAX once (:func:`~diffspace.core.robot.build_robot`).
 """
 
 from __future__ import annotations
@@ -71,8 +71,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..robot import LinkTree, Robot, build_robot, check_size, validate_link_tree, validate_mass_properties
-from ..status import ConfigError, shown
+from ..core.robot import LinkTree, Robot, build_robot, check_size, validate_link_tree, validate_mass_properties
+from ..core.status import ConfigError, shown
 from .files import read_text
 from .urdf import rpy_rotations
 

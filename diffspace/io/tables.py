@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..status import ConfigError, capped, shown
+from ..core.status import ConfigError, capped, shown
 from .files import read_text
 
 MAX_PROBLEMS = 20
@@ -28,7 +28,7 @@ def _rows(path: Path) -> list[list[str]]:
 def read_csv_columns(path, columns: list[str]) -> dict[str, np.ndarray]:
     """Read numeric ``columns`` (by header name) from a CSV file into float arrays.
 
-    Raises :class:`~diffspace.status.ConfigError` naming the file, row (1 = first data row) and column for a
+    Raises :class:`~diffspace.core.status.ConfigError` naming the file, row (1 = first data row) and column for a
     missing, unreadable or non-UTF-8 file, an empty file, missing or repeated columns, short rows and
     non-numeric or non-finite cells (the first few problems, then how many more).
     """

@@ -10,9 +10,9 @@ is reached from the root. A link that is the child of two joints (a closed kinem
 links on a loop of their own, duplicate names, unknown or unsupported joint types, ``<mimic>`` joints
 (constraints, not independent joints), missing ``<parent>``/``<child>``, non-numeric or non-finite numbers,
 zero joint axes, inverted limits, non-physical mass properties and moving parts without mass are refused
-with one :class:`~diffspace.status.ConfigError` line naming the file and the first few offending links or
+with one :class:`~diffspace.core.status.ConfigError` line naming the file and the first few offending links or
 joints. Loading runs in NumPy: per link only attribute reads, then batched rotations and checks and one
-conversion to JAX in :func:`~diffspace.robot.build_robot`, so time grows linearly with the link count.
+conversion to JAX in :func:`~diffspace.core.robot.build_robot`, so time grows linearly with the link count.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..robot import LinkTree, Robot, build_robot, check_size, validate_link_tree, validate_mass_properties
-from ..status import ConfigError, capped, shown
+from ..core.robot import LinkTree, Robot, build_robot, check_size, validate_link_tree, validate_mass_properties
+from ..core.status import ConfigError, capped, shown
 from .files import read_bytes
 
 _KINDS = {"revolute": "revolute", "continuous": "revolute", "prismatic": "prismatic", "fixed": "fixed"}
@@ -255,7 +255,7 @@ def _joint_frames(path: Path, joints: list[_Joint]):
 
 
 def load_urdf(path: str | Path) -> Robot:
-    """Parse a URDF file into a :class:`~diffspace.robot.Robot` (see the module docstring for what is refused)."""
+    """Parse a URDF file into a :class:`~diffspace.core.robot.Robot` (see the module docstring for what is refused)."""
     path = Path(path)
     root = _parse(path)
     links = _links(root, path)

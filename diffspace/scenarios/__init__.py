@@ -11,7 +11,7 @@ import importlib
 from pathlib import Path
 
 from ..io.config import apply_overrides, read_toml, validate
-from ..status import ConfigError
+from ..core.status import ConfigError
 from .base import AbstractOutcome, AbstractParams, AbstractScenario, FitData, Parameter
 
 COMMAND_SECTIONS = ("sweep", "optimize", "fit", "study")  # read by the design commands, not by the scenario

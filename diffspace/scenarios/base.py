@@ -20,7 +20,7 @@ units), and ``metrics(params)`` returns the scalars a design loop works on. The 
 (traced, so sweeps can return gradients), optimisation variables and fitted parameters, and ``fit`` writes
 the identified values back under those keys (a runnable ``fitted.toml``).
 
-Status: every outcome has ``status`` (:class:`diffspace.status.Status`) and ``metrics`` returns it under the
+Status: every outcome has ``status`` (:class:`diffspace.core.status.Status`) and ``metrics`` returns it under the
 key ``"status"``. A metric that is undefined for a valid run (the stable velocity of an arm that never
 stopped slipping) is NaN; a consumer uses a metric only where the status is not a failure and the value is
 finite, and counts the runs it excluded.
@@ -42,7 +42,7 @@ import numpy as np
 from jaxtyping import Array
 
 from ..io.config import Schema, get_key, set_key, split_indexed
-from ..status import ConfigError, describe
+from ..core.status import ConfigError, describe
 
 
 class AbstractParams(eqx.Module):
@@ -51,7 +51,7 @@ class AbstractParams(eqx.Module):
 
 class AbstractOutcome(eqx.Module):
     """Base of every scenario's outcome Module. Every outcome has a field ``status: Int[Array, ""]`` holding a
-    :class:`~diffspace.status.Status` code. (Declared by each subclass, not here: an inherited field would
+    :class:`~diffspace.core.status.Status` code. (Declared by each subclass, not here: an inherited field would
     come first in the constructor's positional order.)"""
 
 

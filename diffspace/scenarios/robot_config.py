@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from ..io.config import Field
-from ..status import ConfigError
+from ..core.status import ConfigError
 from ..io import load_robot
 
 ROBOT_FIELDS = {"path": Field("path", required=True, help="URDF or TOML robot; root link = floating base")}

@@ -3,8 +3,8 @@ r"""``diffspace bench``: speed against Pinocchio and MuJoCo on the same CPU, in 
 Two parts, each skipped with a message when its reference engine is not installed:
 
 **Rigid-body dynamics** (7-DOF floating arm ``configs/robots/generic_arm7.urdf``, :mod:`.dynamics` and
-:mod:`.kernels`): ``jit(vmap(...))`` of every kernel of :func:`~diffspace.dynamics.forward_dynamics` and
-:func:`~diffspace.dynamics.mass_matrix` over a batch of random states, per-sample time, against Pinocchio's
+:mod:`.kernels`): ``jit(vmap(...))`` of every kernel of :func:`~diffspace.core.dynamics.forward_dynamics` and
+:func:`~diffspace.core.dynamics.mass_matrix` over a batch of random states, per-sample time, against Pinocchio's
 ``aba`` and ``crba`` called once per state from Python (Pinocchio is single-threaded; its per-call time
 includes the Python binding call, about what a user pays), all timed interleaved in one process; the
 single call ``diffspace.forward_dynamics(robot, q, v, tau)`` from a Python loop; in the full run the

@@ -19,7 +19,7 @@ kept), so a load change on a shared machine affects all candidates alike; report
 * :func:`plot_kernels`: the two scaling plots.
 
 Kernels: ``forward_dynamics`` with ``kernel="aba" | "crba" | "dense"`` and ``mass_matrix`` with
-``kernel="crba" | "dense"`` (see :mod:`diffspace.dynamics`). Times in seconds (``_s``); nothing here is used
+``kernel="crba" | "dense"`` (see :mod:`diffspace.core.dynamics`). Times in seconds (``_s``); nothing here is used
 by tests as a threshold.
 """
 

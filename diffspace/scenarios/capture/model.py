@@ -50,9 +50,9 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
-from ... import spatial
+from ...core import spatial
 from ...contact import AbstractContactLaw, Surface
-from ...dynamics import (
+from ...core.dynamics import (
     BaseMotion,
     base_pose,
     bias_from_kinematics,
@@ -63,7 +63,7 @@ from ...dynamics import (
     mass_matrix_from_kinematics,
     momentum,
 )
-from ...robot import Robot, joint_transforms
+from ...core.robot import Robot, joint_transforms
 from ...integrate import EXTREMUM_MARGIN, HybridSolution, hybrid_solve, neutral_event
 
 APPROACH, LOADING, UNLOADING, SEPARATED = 0.0, 1.0, 2.0, 3.0

@@ -13,7 +13,7 @@ import jax.numpy as jnp
 from jaxtyping import Array, Float, Int
 
 from ...integrate import HybridSolution
-from ...status import Status, first_failure, flag
+from ...core.status import Status, first_failure, flag
 from .model import LOADING, SEPARATED, UNLOADING, CaptureModel
 
 

@@ -7,8 +7,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from ...contact import ContactLaw, Surface, hertz_stiffness
-from ...robot import validate_mass_properties
-from ...status import ConfigError
+from ...core.robot import validate_mass_properties
+from ...core.status import ConfigError
 
 TABLE4_COM = [-0.040931, 0.00137, 0.342138]
 TABLE4_INERTIA = [3.40766, 3.15477, 1.61416, 0.00353, 0.02253, -0.08852]

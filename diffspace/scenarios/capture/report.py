@@ -9,10 +9,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ...dynamics import frame_jacobian, inverse_dynamics, momentum
+from ...core.dynamics import frame_jacobian, inverse_dynamics, momentum
 from ...io.results import plot_panels, write_timeseries
-from ...spatial import quat_to_rotation
-from ...status import Status
+from ...core.spatial import quat_to_rotation
+from ...core.status import Status
 from .model import PHASE_NAMES, ContactMode
 
 

@@ -41,8 +41,8 @@ from jaxtyping import Array, Float
 
 from ...contact import LAWS, ChiLaw, ContactLaw
 from ...io.config import Field, Schema
-from ...robot import Robot
-from ...spatial import quat_to_rotation
+from ...core.robot import Robot
+from ...core.spatial import quat_to_rotation
 from ..base import AbstractScenario, Parameter
 from ..robot_config import ROBOT_FIELDS
 from . import placement as pl

@@ -5,9 +5,9 @@ from __future__ import annotations
 import jax.numpy as jnp
 import numpy as np
 
-from ...dynamics import BaseMotion, center_of_mass, frame_pose
-from ...spatial import quat_to_rotation, rotation_to_quat
-from ...status import ConfigError
+from ...core.dynamics import BaseMotion, center_of_mass, frame_pose
+from ...core.spatial import quat_to_rotation, rotation_to_quat
+from ...core.status import ConfigError
 from ..robot_config import joint_values_from_config, robot_from_config
 from . import placement as pl
 from .model import CaptureModel

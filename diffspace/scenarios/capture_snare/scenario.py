@@ -39,7 +39,7 @@ from jaxtyping import Array, Float, Int
 from ...bodies import SnareModel, node_table
 from ...contact import ImpactOutcome, virtual_impact
 from ...io.config import Field, Schema, read_toml
-from ...status import ConfigError, SolverFailure, Status, describe, first_failure, flag
+from ...core.status import ConfigError, SolverFailure, Status, describe, first_failure, flag
 from .. import resolve_config
 from ..base import AbstractOutcome, AbstractParams, AbstractScenario, Parameter
 from ..capture import Capture

@@ -25,7 +25,7 @@ import numpy as np
 
 from ...bodies import natural
 from ...io.results import plot_panels, write_timeseries
-from ...status import Status
+from ...core.status import Status
 from .model import reference_coordinates
 from .simulation import Outcome
 

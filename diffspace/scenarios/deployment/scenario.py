@@ -27,7 +27,7 @@ import numpy as np
 
 from ...actuation.drive import BSpline, Cubic, Cycloidal, Drive, Quintic, Trapezoid
 from ...io.config import Field, Schema
-from ...status import ConfigError, Status, first_failure, flag
+from ...core.status import ConfigError, Status, first_failure, flag
 from ..base import AbstractParams, AbstractScenario, Parameter
 from . import report
 from .model import Mast, MastParams, build_mast

@@ -25,7 +25,7 @@ from jaxtyping import Array, Float, Int
 
 from ...integrate.generalized_alpha import (AlphaParameters, alpha_solve, consistent_state, constraint_jacobian,
                                              iteration_matrix)
-from ...status import Status, first_failure, flag
+from ...core.status import Status, first_failure, flag
 from ..base import AbstractOutcome
 from .model import DriveRotation, Mast, reference_coordinates
 

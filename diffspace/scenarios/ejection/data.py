@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ...status import ConfigError
+from ...core.status import ConfigError
 from ..base import FitData
 from ..robot_config import joint_column, joint_unit, joint_values_to_config
 

@@ -39,12 +39,12 @@ import numpy as np
 from jaxtyping import Array, Float
 
 from ...actuation.friction import JointFriction
-from ...dynamics import (BaseMotion, configuration_derivative, kinetic_energy, masked_solve, mass_matrix_and_bias,
+from ...core.dynamics import (BaseMotion, configuration_derivative, kinetic_energy, masked_solve, mass_matrix_and_bias,
                          momentum)
 from ...integrate import HybridSolution, hybrid_solve
-from ...robot import Robot
-from ...spatial import quat_to_rotation
-from ...tree_pass import tree_frames
+from ...core.robot import Robot
+from ...core.spatial import quat_to_rotation
+from ...core.tree_pass import tree_frames
 
 RAIL, FLIGHT = 0.0, 1.0
 LIMIT_MODES = ("stop", "flag", "ignore")

@@ -12,10 +12,10 @@ import equinox as eqx
 import jax.numpy as jnp
 from jaxtyping import Array, Bool, Float, Int
 
-from ...dynamics import kinetic_energy
+from ...core.dynamics import kinetic_energy
 from ...integrate import HybridSolution
-from ...spatial import safe_norm
-from ...status import Status, first_failure, flag
+from ...core.spatial import safe_norm
+from ...core.status import Status, first_failure, flag
 from .model import FLIGHT, RAIL, EjectionModel, EjectionRun, rigid_motion
 
 

@@ -2,8 +2,8 @@ r"""The ejection paper's semi-analytic recursion (``method = "paper"``): a fast 
 
 Seed: Cai, Wang, Deng, Yang (2023), section 3. Same :class:`~.ejection.EjectionModel` and free-joint
 angles as :func:`~.ejection.simulate_ejection`; same result quantities. The inertia matrices come from
-:func:`~diffspace.dynamics.mass_matrix` and the constrained (Schur-complement) responses from
-:func:`~diffspace.dynamics.masked_solve` (the KKT / Schur machinery of ``restricted_dynamics``); no
+:func:`~diffspace.core.dynamics.mass_matrix` and the constrained (Schur-complement) responses from
+:func:`~diffspace.core.dynamics.masked_solve` (the KKT / Schur machinery of ``restricted_dynamics``); no
 second dynamics engine.
 
 Time is cut into segments of at most ``dt`` (paper: 0.02 s). A segment also ends at zero-force
@@ -80,9 +80,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ...dynamics import center_of_mass, mass_matrix, mass_matrix_and_bias, masked_solve, momentum
+from ...core.dynamics import center_of_mass, mass_matrix, mass_matrix_and_bias, masked_solve, momentum
 from ...actuation.friction import JointFriction
-from ...spatial import so3_exp
+from ...core.spatial import so3_exp
 from .model import FLIGHT, RAIL, EjectionModel
 
 _RATE_TOL = 1e-8  # rad/s, as ejection.settle

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from ...io.results import plot_panels, write_timeseries
-from ...status import Status
+from ...core.status import Status
 from ..robot_config import joint_column, joint_columns, joint_panels, joint_scales
 from .model import RAIL
 

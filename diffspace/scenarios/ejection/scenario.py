@@ -32,8 +32,8 @@ from jaxtyping import Array, Float
 
 from ...actuation.friction import MODELS, JointFriction
 from ...io.config import Field, Schema
-from ...robot import Robot
-from ...status import ConfigError
+from ...core.robot import Robot
+from ...core.status import ConfigError
 from ..base import AbstractParams, AbstractScenario, FitData, Parameter
 from ..robot_config import (ROBOT_FIELDS, SIMULATION_FIELDS, joint_column, joint_scales, joint_unit,
                             joint_values_from_config, joint_values_to_config, robot_from_config)

@@ -6,11 +6,11 @@ r"""The flexible-arm model: the paper's base and two-link arm in both formulatio
   energy assembled by :class:`~diffspace.bodies.flexible_multibody.FlexibleMultibody`), integrated by the
   index-1 + Baumgarte driver (:func:`diffspace.integrate.solve_constrained`).
 * **Minimal coordinates** (the rigid reference): the same bodies as a floating-base
-  :class:`~diffspace.robot.Robot` with the base restricted to the x-y plane
-  (:meth:`~diffspace.dynamics.BaseMotion.planar` with normal z), integrated by
+  :class:`~diffspace.core.robot.Robot` with the base restricted to the x-y plane
+  (:meth:`~diffspace.core.dynamics.BaseMotion.planar` with normal z), integrated by
   :func:`diffspace.integrate.simulate`.
 
-Both are built from one :class:`~diffspace.robot.Robot` (:func:`arm_robot`), so they describe the same
+Both are built from one :class:`~diffspace.core.robot.Robot` (:func:`arm_robot`), so they describe the same
 system; with a rigid last link they must agree to the integration tolerance.
 """
 
@@ -24,9 +24,9 @@ from jaxtyping import Array, Float
 
 from ...bodies import ModalLink, RigidBodies, maximal_state, revolute_joints, rigid_bodies
 from ...bodies.flexible_multibody import FlexibleMultibody
-from ...dynamics import BaseMotion, frame_pose
+from ...core.dynamics import BaseMotion, frame_pose
 from ...integrate import ConstrainedSolution, Stabilization, Trajectory, simulate, solve_constrained
-from ...robot import LinkTree, Robot, build_robot
+from ...core.robot import LinkTree, Robot, build_robot
 
 TIP = "tip"
 

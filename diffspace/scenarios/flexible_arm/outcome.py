@@ -5,7 +5,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 from jaxtyping import Array, Float, Int
 
-from ...spatial import safe_norm
+from ...core.spatial import safe_norm
 from ..base import AbstractOutcome
 from .model import Motion
 

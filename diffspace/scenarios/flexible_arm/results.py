@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from ...io.results import plot_panels, write_timeseries
-from ...status import Status
+from ...core.status import Status
 from .model import Settings
 from .outcome import FlexibleArmOutcome, key_results
 

@@ -17,8 +17,8 @@ from jaxtyping import Array, Float
 
 from ...integrate import Stabilization
 from ...io.config import Field, Schema
-from ...spatial import safe_norm
-from ...status import Status, describe, failed, first_failure, flag
+from ...core.spatial import safe_norm
+from ...core.status import Status, describe, failed, first_failure, flag
 from ..base import AbstractParams, AbstractScenario, Parameter
 from . import model, results
 from .model import Settings

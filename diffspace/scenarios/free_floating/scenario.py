@@ -19,13 +19,13 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float, Int
 
-from ... import dynamics
-from ...dynamics import BaseMotion
+from ...core import dynamics
+from ...core.dynamics import BaseMotion
 from ...integrate import Trajectory, simulate
 from ...io.config import Field, Schema
 from ...io.results import plot_panels, write_timeseries
-from ...robot import Robot
-from ...status import ConfigError, Status
+from ...core.robot import Robot
+from ...core.status import ConfigError, Status
 from ..base import AbstractOutcome, AbstractParams, AbstractScenario, Parameter
 from ..robot_config import (ROBOT_FIELDS, SIMULATION_FIELDS, joint_columns, joint_effort_unit, joint_panels,
                             joint_scales, joint_values_from_config, robot_from_config)

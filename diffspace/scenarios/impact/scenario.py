@@ -34,7 +34,7 @@ from jaxtyping import Array, Float
 from ...contact import FRICTION_MODELS, LAWS, ContactLaw, ImpactFriction, ImpactOutcome, hertz_stiffness, simulate_impact
 from ...io.config import Field, Schema
 from ...io.tables import read_csv_columns
-from ...status import ConfigError, Status
+from ...core.status import ConfigError, Status
 from ..base import AbstractParams, AbstractScenario, FitData, Parameter
 from . import report
 

@@ -11,7 +11,7 @@ import numpy as np
 from ...bodies import APPROACHES, END_CONDITIONS, RopeSpec
 from ...contact import LAWS
 from ...io.config import Field, Schema
-from ...status import ConfigError
+from ...core.status import ConfigError
 from ..robot_config import robot_from_config
 
 METHODS = ("dynamic", "virtual")

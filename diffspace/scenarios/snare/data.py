@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from ...io.tables import read_csv_columns
-from ...status import ConfigError
+from ...core.status import ConfigError
 from ..base import FitData
 
 COLUMNS = ["node", "speed_m_s", "peak_force_N"]

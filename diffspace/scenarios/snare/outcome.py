@@ -27,7 +27,7 @@ from ...bodies import (
     virtual_spring,
 )
 from ...contact import ImpactOutcome, eval_surface, fit_surface
-from ...status import Status, failed, first_failure, flag
+from ...core.status import Status, failed, first_failure, flag
 
 
 class SurfaceFit(eqx.Module):

@@ -11,7 +11,7 @@ from ...bodies import VirtualSpring
 from ...bodies.rope import assemble, bend_vectors, static_residual
 from ...contact import VirtualSpringLaw
 from ...io.results import plot_panels, write_timeseries
-from ...status import Status
+from ...core.status import Status
 
 PAPER_EQ46 = {"a_N_m2": -4.13e4, "b_N_m": 2089.0, "c_N": -8.79e-4}  # signs: see experiments/snare_comparison.py
 

@@ -9,7 +9,7 @@ import numpy as np
 
 from ...actuation.drive import Drive, RestToRest, Tabulated
 from ...io.config import Field, Schema
-from ...status import ConfigError
+from ...core.status import ConfigError
 from ..snare.config import ring_problems
 from ..snare.config import schema as snare_schema
 

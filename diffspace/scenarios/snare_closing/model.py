@@ -57,7 +57,7 @@ from ...bodies import Rope, Shaft, SnareRings, arc_guess, equilibrium
 from ...bodies.rope import assemble
 from ...contact import AbstractContactLaw, safe_power
 from ...integrate import solve_adjoint
-from ...spatial import safe_norm
+from ...core.spatial import safe_norm
 
 
 class ClosingModel(eqx.Module):

@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float, Int
 
-from ...status import Status, failed, first_failure, flag
+from ...core.status import Status, failed, first_failure, flag
 from .analysis import CaptureZone, Headline, capture_zone, headline
 from .model import ClosingModel, ClosingSample, ClosingState, closing_solve, initial_state, sample
 

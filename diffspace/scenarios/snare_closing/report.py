@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from ...io.results import plot_panels, write_timeseries
-from ...status import Status
+from ...core.status import Status
 from .analysis import contact_episodes, time_of_angle
 
 

@@ -22,7 +22,7 @@ from ...actuation.drive import Drive, RestToRest
 from ...bodies import RopeSpec, Shaft, SnareRings
 from ...contact import ContactLaw
 from ...io.config import Schema
-from ...status import ConfigError
+from ...core.status import ConfigError
 from ..base import AbstractParams, AbstractScenario, Parameter
 from ..snare.config import rope_spec
 from . import report

@@ -12,7 +12,7 @@ import numpy as np
 
 from ...contact.unilateral import FORMULATIONS
 from ...io.config import Field, Schema
-from ...status import ConfigError
+from ...core.status import ConfigError
 
 PAPER_JOINT_ANGLES_DEG = [60.0, -60.0, math.degrees(math.acos(3.0 / 5.0))]  # q0 = [.., pi/3, -pi/3, acos(3/5)]
 # Defaults, chosen for the paper's arm (reach 2.2 m): penetration beyond 0.5 mm is flagged (the on-plane value

@@ -1,8 +1,8 @@
 r"""The paper's planar space robot: a 3-DOF floating base and a 3-link arm of uniform slender links.
 
-Built from the multibody core, not from hand-derived matrices: a :class:`~diffspace.robot.Robot` (free-flyer
-base, three revolute joints about the world ``z`` axis, :func:`~diffspace.robot.build_robot`) whose base
-twist is restricted to the plane by :meth:`~diffspace.dynamics.BaseMotion.planar` (normal ``z``). The
+Built from the multibody core, not from hand-derived matrices: a :class:`~diffspace.core.robot.Robot` (free-flyer
+base, three revolute joints about the world ``z`` axis, :func:`~diffspace.core.robot.build_robot`) whose base
+twist is restricted to the plane by :meth:`~diffspace.core.dynamics.BaseMotion.planar` (normal ``z``). The
 paper's generalised coordinates ``q = [x0, y0, theta0, theta1, theta2, theta3]`` (world base position,
 base angle, relative joint angles measured from the downward vertical ``-y``) have rates ``u = q'``; they
 map to the free-flyer velocity (base twist in the base frame, the core's convention) by
@@ -32,9 +32,9 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float
 
-from ... import dynamics, spatial
-from ...dynamics import BaseMotion
-from ...robot import LinkTree, Robot, build_robot
+from ...core import dynamics, spatial
+from ...core.dynamics import BaseMotion
+from ...core.robot import LinkTree, Robot, build_robot
 
 TIP = "tip"
 N_LINKS = 3

@@ -11,7 +11,7 @@ import numpy as np
 
 from ...contact.unilateral import MODE_LABELS
 from ...io.results import plot_panels, write_timeseries
-from ...status import Status
+from ...core.status import Status
 from .config import PROFILE_KEYS
 from .model import PlanarArm
 from .stepping import StepOptions, Trajectory

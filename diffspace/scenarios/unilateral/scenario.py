@@ -30,7 +30,7 @@ from jaxtyping import Array, Float, Int
 
 from ...actuation import RestToRest
 from ...contact.unilateral import SEPARATED
-from ...status import ConfigError, Status, describe, first_failure, flag
+from ...core.status import ConfigError, Status, describe, first_failure, flag
 from ..base import AbstractOutcome, AbstractParams, AbstractScenario, Parameter
 from . import config as cfg_mod
 from . import report

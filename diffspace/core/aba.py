@@ -1,6 +1,6 @@
 r"""Articulated-body algorithm for the floating base: forward dynamics in O(n) [Featherstone 2008, sec. 7.3].
 
-The base is the root with a 6-DOF joint (the floating-base variant of Featherstone's sec. 9.4; Pinocchio's free-flyer). Working in the inertial frame coinciding with the base frame (:mod:`diffspace.tree_pass`),
+The base is the root with a 6-DOF joint (the floating-base variant of Featherstone's sec. 9.4; Pinocchio's free-flyer). Working in the inertial frame coinciding with the base frame (:mod:`diffspace.core.tree_pass`),
 the three passes are, for every body ``i`` with parent ``p`` (leaves first in the second pass):
 
 .. math::

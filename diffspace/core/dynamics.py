@@ -12,9 +12,9 @@ paper's eq. (8) with ``H`` of eq. (7).
 
 **Kernels.** ``forward_dynamics`` and ``mass_matrix`` take ``kernel="auto"`` (default) or a name:
 
-* ``"aba"``: the O(n) articulated-body algorithm (:mod:`diffspace.aba`) on the shared base-frame
-  kinematics pass (:mod:`diffspace.tree_pass`); ``"crba"``: ``H`` by the recursive composite-rigid-body
-  algorithm on the same pass (:mod:`diffspace.crba`), and for forward dynamics the RNEA bias and the
+* ``"aba"``: the O(n) articulated-body algorithm (:mod:`diffspace.core.aba`) on the shared base-frame
+  kinematics pass (:mod:`diffspace.core.tree_pass`); ``"crba"``: ``H`` by the recursive composite-rigid-body
+  algorithm on the same pass (:mod:`diffspace.core.crba`), and for forward dynamics the RNEA bias and the
   branch-sparse ``L^T D L`` solve; ``"dense"``: ``H = sum_i J_i^T I_i J_i`` from the body Jacobians of
   :func:`kinematics` and a dense Cholesky solve (the original formulation, kept as the reference).
 * Rule (``"auto"``): forward dynamics uses ``"aba"`` and the mass matrix ``"crba"`` for every tree and
@@ -24,7 +24,7 @@ paper's eq. (8) with ``H`` of eq. (7).
   which grows with the number of bodies because the recursions are unrolled.
 
 All functions are pure. The public ones compile once per robot topology for eager calls
-(:func:`diffspace.eager.eager_jit`: the robot's arrays are passed as arguments, so a call from Python costs
+(:func:`diffspace.core.eager.eager_jit`: the robot's arrays are passed as arguments, so a call from Python costs
 tens of microseconds) and nest inside an outer ``jit``/``vmap``/``grad`` as that same jit, traced once per
 program however many places call them.
 """

@@ -1,7 +1,7 @@
 r"""Composite-rigid-body mass matrix, RNEA bias and a branch-sparse :math:`LTDL` solve [Featherstone 2008, ch. 6].
 
-All from the shared kinematics pass (:mod:`diffspace.tree_pass`, base-coincident inertial frame; the CRBA
-uses only its velocity-free part :func:`~diffspace.tree_pass.tree_frames`), where no frame changes are
+All from the shared kinematics pass (:mod:`diffspace.core.tree_pass`, base-coincident inertial frame; the CRBA
+uses only its velocity-free part :func:`~diffspace.core.tree_pass.tree_frames`), where no frame changes are
 needed between bodies:
 
 * **CRBA** (sec. 6.2): composite inertias :math:`I^c_i = I_i + \sum_{j \in \mathrm{children}(i)} I^c_j`,
