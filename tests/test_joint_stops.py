@@ -13,7 +13,6 @@ import pytest
 import diffspace as ds
 from diffspace.app.cli import main
 from diffspace.scenarios import load_scenario
-from diffspace.scenarios.ejection import settle
 from diffspace.core.status import Status
 
 CONFIG = Path(__file__).resolve().parent.parent / "configs" / "ejection_plane.toml"
@@ -57,7 +56,7 @@ def test_stop_holds_the_joint_rebounds_with_restitution_and_energy_closes(stoppe
     mode = jax.tree_util.tree_map(lambda a: a[k], sol.segment_mode_before)
     rate = float(y.v[6 + JOINT4])
     assert rate > 0.05  # a real impact
-    y_after, mode_after = settle(model, sol.segment_end[k], y, mode)
+    y_after, mode_after = model.transition(sol.segment_end[k], y, mode)
     if restitution == 0.0:  # plastic: the joint stops dead; held there only if its load pushes into the stop
         assert float(y_after.v[6 + JOINT4]) == 0.0 and float(mode_after.stop[JOINT4]) in (0.0, 1.0)
     else:

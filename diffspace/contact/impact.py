@@ -38,7 +38,7 @@ import jax.numpy as jnp
 from jaxtyping import Array, Bool, Float, Int
 
 from ..actuation.friction import JointFriction
-from ..integrate import EXTREMUM_MARGIN, hybrid_solve
+from ..integrate import EXTREMUM_MARGIN, AbstractHybridSystem, hybrid_solve
 from ..core.status import Status, first_failure, flag
 from .forces import AbstractContactLaw
 
@@ -58,11 +58,11 @@ class ImpactFriction(eqx.Module):
 
 
 class ImpactMode(eqx.Module):
-    phase: Int[Array, ""]
+    phase: Int[Array, ""]  # APPROACH, CONTACT or SEPARATED
     loading: Bool[Array, ""]  # before the peak force
     compressing: Bool[Array, ""]  # before the maximum indentation
-    slip: Float[Array, "2"]  # Coulomb: -1 / 0 (stuck) / +1 per body
-    impact_speed: Float[Array, ""]  # scaled v0
+    slip: Int[Array, "2"]  # Coulomb: -1 / 0 (stuck) / +1 per body
+    impact_speed: Float[Array, ""]  # scaled v0, recorded at the touch
 
 
 class ImpactOutcome(eqx.Module):
@@ -100,8 +100,8 @@ class ImpactOutcome(eqx.Module):
         return self.detached_velocity / self.impact_speed
 
 
-class _System(eqx.Module):
-    """The scaled equations; ``x = [x1, u1, x2, u2, impulse, damping, friction]``."""
+class ImpactSystem(AbstractHybridSystem):
+    """The scaled equations as a hybrid system; ``y = [x1, u1, x2, u2, impulse, damping, friction]``."""
 
     law: AbstractContactLaw
     mass: Float[Array, "2"]
@@ -138,7 +138,7 @@ class _System(eqx.Module):
             return force, applied, self.coulomb().torque(rates, mode.slip)
         return force, applied, jnp.zeros(2)
 
-    def field(self, t, y, mode):
+    def vector_field(self, t, y, mode):
         force, applied, fric = self.forces(y, mode)
         free = jnp.ones(2) if self.friction.model != "coulomb" else (mode.slip != 0).astype(float)
         accel = free * (applied + fric) / self.mass  # a stuck body is held; m = inf: fixed
@@ -153,67 +153,62 @@ class _System(eqx.Module):
     def force_rate_indicator(self, y, mode):
         """The law's normalised ``dF/dt`` (zero at a force extremum) with the relative acceleration."""
         delta, rate = self.relative(y)
-        dy = self.field(0.0, y, mode)
+        dy = self.vector_field(0.0, y, mode)
         accel = self.v_a * (dy[1] - dy[3]) / self.t_ref
         return self.law.force_rate_indicator(delta, rate, accel, self.v_a * mode.impact_speed)
 
 
-def _conditions(system: _System) -> list:
-    """Each positive while the mode holds: touch, release, force extremum, indentation extremum, stick/slip."""
+    # ------------------------------------------------------------------ events
+    def touch_margin(self, y, mode):
+        return jnp.where(mode.phase == APPROACH, -self.relative(y)[0] / self.d_ref, 1.0)
 
-    def touch(t, y, mode):
-        return jnp.where(mode.phase == APPROACH, -system.relative(y)[0] / system.d_ref, 1.0)
+    def release_margin(self, y, mode):
+        delta, rate = self.relative(y)
+        indicator = self.law.release_indicator(delta, rate, self.v_a * mode.impact_speed)
+        return jnp.where(mode.phase == CONTACT, jnp.minimum(delta / self.d_ref, indicator), 1.0)
 
-    def release(t, y, mode):
-        delta, rate = system.relative(y)
-        indicator = system.law.release_indicator(delta, rate, system.v_a * mode.impact_speed)
-        return jnp.where(mode.phase == CONTACT, jnp.minimum(delta / system.d_ref, indicator), 1.0)
-
-    def force_extremum(t, y, mode):  # dF/dt falls to 0 at a peak (loading), rises to 0 at a valley
-        rate = system.force_rate_indicator(y, mode)
+    def force_extremum_margin(self, y, mode):
+        """dF/dt falls to 0 at a peak (loading), rises to 0 at a valley."""
+        rate = self.force_rate_indicator(y, mode)
         return jnp.where(mode.phase == CONTACT, jnp.where(mode.loading, rate, -rate) + EXTREMUM_MARGIN, 1.0)
 
-    def indentation_extremum(t, y, mode):
+    def indentation_extremum_margin(self, y, mode):
         rate = y[1] - y[3]
         return jnp.where(mode.phase == CONTACT, jnp.where(mode.compressing, rate, -rate) + EXTREMUM_MARGIN, 1.0)
 
-    conditions = [touch, release, force_extremum, indentation_extremum]
-    if system.friction.model != "coulomb":
-        return conditions
-
-    def stick_slip(t, y, mode):
-        _, applied, _ = system.forces(y, mode)
-        margins = system.coulomb().stick_margin(applied, system.v_a * jnp.stack([y[1], y[3]]), mode.slip)
-        scale = jnp.where(mode.slip == 0, system.law.elastic_force(system.d_ref), system.v_a)
+    def stick_slip_margin(self, y, mode):
+        _, applied, _ = self.forces(y, mode)
+        margins = self.coulomb().stick_margin(applied, self.v_a * jnp.stack([y[1], y[3]]), mode.slip)
+        scale = jnp.where(mode.slip == 0, self.law.elastic_force(self.d_ref), self.v_a)
         return jnp.min(margins / scale)
 
-    return conditions + [stick_slip]
+    def conditions(self, t, y, mode, segment_start):
+        """Each positive while the mode holds: touch, release, force extremum, indentation extremum, stick/slip."""
+        margins = (self.touch_margin(y, mode), self.release_margin(y, mode), self.force_extremum_margin(y, mode),
+                   self.indentation_extremum_margin(y, mode))
+        return margins + ((self.stick_slip_margin(y, mode),) if self.friction.model == "coulomb" else ())
 
-
-def _transition(system: _System):
-    def settle(t, y, mode):
+    def transition(self, t, y, mode):
         tol = 1e-9
-        delta, rate = system.relative(y)
-        touched = (mode.phase == APPROACH) & (delta >= -tol * system.d_ref)
+        delta, rate = self.relative(y)
+        touched = (mode.phase == APPROACH) & (delta >= -tol * self.d_ref)
         speed = jnp.where(touched, y[1] - y[3], mode.impact_speed)
         mode = eqx.tree_at(lambda m: (m.phase, m.impact_speed, m.loading, m.compressing), mode,
                            (jnp.where(touched, CONTACT, mode.phase), speed, mode.loading | touched,
                             mode.compressing | touched))
-        conditions = _conditions(system)
-        release, extremum, indentation = (c(t, y, mode) for c in conditions[1:4])
+        release, extremum = self.release_margin(y, mode), self.force_extremum_margin(y, mode)
+        indentation = self.indentation_extremum_margin(y, mode)
         in_contact = mode.phase == CONTACT
         phase = jnp.where(in_contact & (release <= tol) & ~touched, SEPARATED, mode.phase)
         loading = jnp.where(in_contact & (extremum <= tol), ~mode.loading, mode.loading)
         compressing = jnp.where(in_contact & (indentation <= tol) & ~touched, ~mode.compressing, mode.compressing)
         mode = eqx.tree_at(lambda m: (m.phase, m.loading, m.compressing), mode, (phase, loading, compressing))
-        if system.friction.model != "coulomb":
+        if self.friction.model != "coulomb":
             return y, mode
-        return _settle_coulomb(system, y, mode, tol)
-
-    return settle
+        return _settle_coulomb(self, y, mode, tol)
 
 
-def _settle_coulomb(system: _System, y, mode, tol):
+def _settle_coulomb(system: ImpactSystem, y, mode, tol):
     """A sliding body whose rate reached zero sticks (rate set to zero) or reverses; a stuck body breaks
     loose, in the direction of the force on it, when that force exceeds ``mu m g``."""
     rates = jnp.stack([y[1], y[3]])
@@ -223,7 +218,8 @@ def _settle_coulomb(system: _System, y, mode, tol):
     _, applied, _ = system.forces(y, mode)
     level = system.coulomb().static_torque
     holds = jnp.abs(applied) < level * (1 - tol)  # at a breakaway event |applied| = level: it breaks loose
-    slip = jnp.where(stopped | (mode.slip == 0), jnp.where(holds, 0.0, jnp.sign(applied)), mode.slip)
+    slip = jnp.where(stopped | (mode.slip == 0), jnp.where(holds, 0, jnp.sign(applied).astype(mode.slip.dtype)),
+                     mode.slip)
     return y, eqx.tree_at(lambda m: m.slip, mode, slip)
 
 
@@ -243,16 +239,16 @@ def simulate_impact(law: AbstractContactLaw, mass1, mass2, approach_speed, gap=0
     v_a, gap = jnp.asarray(approach_speed, float), jnp.asarray(gap, float)
     m_eq = jnp.where(jnp.isinf(mass[1]), mass[0], mass[0] * mass[1] / jnp.where(jnp.isinf(mass[1]), 1.0, mass.sum()))
     d_ref = reference_indentation(law, m_eq, v_a)
-    system = _System(law, mass, friction, gap, d_ref, v_a)
+    system = ImpactSystem(law, mass, friction, gap, d_ref, v_a)
     t_ref = system.t_ref
     touch_guess = gap / v_a / t_ref
     save = jnp.clip(touch_guess + jnp.linspace(-0.5, 8.0, n_save), 0.0, t_max / t_ref)
     y0 = jnp.zeros(7).at[1].set(1.0)
-    slip0 = jnp.array([1.0, 0.0])
-    mode0 = ImpactMode(jnp.asarray(APPROACH), jnp.asarray(False), jnp.asarray(False), slip0, jnp.zeros(()))
-    y0, mode0 = _transition(system)(0.0, y0, mode0)
-    sol = hybrid_solve(system.field, _conditions(system), _transition(system), y0, mode0, t_max / t_ref,
-                       rtol=rtol, atol=atol, max_steps=max_steps, max_segments=max_segments, save_times=save)
+    mode0 = ImpactMode(phase=jnp.asarray(APPROACH), loading=jnp.asarray(False), compressing=jnp.asarray(False),
+                       slip=jnp.array([1, 0]), impact_speed=jnp.zeros(()))
+    y0, mode0 = system.transition(0.0, y0, mode0)
+    sol = hybrid_solve(system, y0, mode0, t_max / t_ref, rtol=rtol, atol=atol, max_steps=max_steps,
+                       max_segments=max_segments, save_times=save)
     return _outcome(system, sol, mode0)
 
 
@@ -262,7 +258,7 @@ def _event_index(sol, mask):
     return jnp.any(mask), jnp.argmax(mask)
 
 
-def _outcome(system: _System, sol, mode0: ImpactMode) -> ImpactOutcome:
+def _outcome(system: ImpactSystem, sol, mode0: ImpactMode) -> ImpactOutcome:
     before, after = sol.segment_mode_before, sol.segment_mode_after
     in_contact = before.phase == CONTACT
     initial_contact = mode0.phase == CONTACT  # zero gap: the touch is at t = 0, before the first segment

@@ -19,10 +19,11 @@ from .constrained import (
 from .constrained_solve import ConstrainedSolution, ProjectedSolver, output_multipliers, solve_constrained
 from .event_root import EventRootFinder
 from .free import Trajectory, check_result, simulate
-from .hybrid import EXTREMUM_MARGIN, HybridSolution, hybrid_solve
+from .hybrid import EXTREMUM_MARGIN, AbstractHybridSystem, HybridSolution, hybrid_solve
 from .neutral import neutral_event
 
 __all__ = [
+    "AbstractHybridSystem",
     "EXTREMUM_MARGIN",
     "AbstractConstrainedSystem",
     "ConstrainedSolution",

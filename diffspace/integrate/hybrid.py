@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import abc
 import functools
-from typing import Callable
 
 import diffrax
 import equinox as eqx
@@ -15,7 +15,6 @@ from jaxtyping import Array
 from ..core.status import Status
 from .event_root import EventRootFinder
 from .adjoint import solve_adjoint
-from .neutral import segment_start
 
 
 EXTREMUM_MARGIN = 1e-9
@@ -71,10 +70,32 @@ def _dense_tangents_jvp(primals, tangents):
     return tree, dense
 
 
+class AbstractHybridSystem(eqx.Module):
+    r"""A hybrid system for :func:`hybrid_solve`: continuous dynamics in each discrete mode, the conditions that end
+    a mode, and the transitions at its events (as Diffrax's ``AbstractTerm`` is to ``diffeqsolve``).
+
+    The mode is data: a PyTree of arrays (integer phases and flags; event bookkeeping such as a recorded peak
+    force may be floating point), so one compiled program serves every mode and ``vmap`` batches cases that are
+    in different modes. Subclasses are final ``equinox.Module`` s holding the model's parameters.
+    """
+
+    @abc.abstractmethod
+    def vector_field(self, t, y, mode):
+        """``dy/dt`` in ``mode``."""
+
+    @abc.abstractmethod
+    def conditions(self, t, y, mode, segment_start) -> tuple[Array, ...]:
+        """Scalars that stay positive while ``mode`` holds; the first to cross zero ends the segment.
+        ``segment_start``: the time the current segment started (what a
+        :func:`~diffspace.integrate.neutral_event` needs)."""
+
+    @abc.abstractmethod
+    def transition(self, t, y, mode):
+        """``(y, mode)`` the next segment starts from, at an event at ``t``."""
+
+
 def hybrid_solve(
-    vector_field: Callable,
-    conditions: list[Callable],
-    transition: Callable,
+    system: AbstractHybridSystem,
     y0,
     mode0,
     t_final: float,
@@ -87,13 +108,12 @@ def hybrid_solve(
     dtmax: float | None = None,
     save_times=None,
 ) -> HybridSolution:
-    r"""Integrate a hybrid system whose continuous dynamics depend on a discrete ``mode`` (a PyTree of arrays).
+    r"""Integrate a hybrid ``system`` (:class:`AbstractHybridSystem`) from ``y0`` in ``mode0``.
 
-    ``vector_field(t, y, mode)`` gives ``dy/dt``; each of ``conditions`` maps ``(t, y, mode)`` to a scalar
-    that stays positive while ``mode`` holds; the first to cross zero ends the segment (a Diffrax event,
-    located on the dense output inside the step's sign bracket by a derivative-free false-position search,
+    The first of ``system.conditions`` to cross zero ends the segment (a Diffrax event, located on the dense
+    output inside the step's sign bracket by a derivative-free false-position search,
     :class:`~diffspace.integrate.event_root.EventRootFinder`; the event time is differentiable by the implicit
-    function theorem); ``transition(t, y, mode)`` returns the state and mode the next segment starts from.
+    function theorem); ``system.transition`` gives the state and mode the next segment starts from.
     Segments are iterated by ``lax.scan`` over ``max_segments`` (a bounded, reverse-differentiable loop; a
     finished run turns the remaining segments into zero-length solves). The state is saved at ``n_save`` equally
     spaced times of ``[0, t_final]``, or at ``save_times`` (sorted, in ``[0, t_final]``; may be traced). Use
@@ -102,14 +122,13 @@ def hybrid_solve(
     grid = jnp.linspace(0.0, t_final, n_save) if save_times is None else jnp.asarray(save_times, dtype=float)
     n_save = grid.shape[0]
     def first_condition(t, y, args, **kwargs):  # one event: cheaper to trace than one per condition
-        with segment_start(kwargs["t0"]):  # read by neutral events
-            values = [jnp.asarray(c(t, y, args), dtype=float) for c in conditions]
+        values = [jnp.asarray(c, dtype=float) for c in system.conditions(t, y, args, kwargs["t0"])]  # args: mode
         # a single condition is passed as is: the derivative of ``min`` reads every value (see neutral_event)
         return values[0] if len(values) == 1 else jnp.min(jnp.stack(values))
 
     events = diffrax.Event(first_condition, root_finder=EventRootFinder(rtol=1e-12, atol=1e-12), direction=False)
     controller = diffrax.PIDController(rtol=rtol, atol=atol, dtmax=dtmax)
-    term = diffrax.ODETerm(lambda t, y, mode: vector_field(t, y, mode))
+    term = diffrax.ODETerm(lambda t, y, mode: system.vector_field(t, y, mode))
     solver = solver or diffrax.Tsit5()
     ys_init = jax.tree_util.tree_map(lambda x: jnp.zeros((n_save,) + jnp.shape(x)), y0)
 
@@ -131,7 +150,7 @@ def hybrid_solve(
         ys_acc = jax.tree_util.tree_map(
             lambda acc, new: jnp.where(in_segment.reshape((-1,) + (1,) * (acc.ndim - 1)), new, acc), ys_acc, grid_ys
         )
-        y_next, mode_next = transition(t_end, y_end, mode)
+        y_next, mode_next = system.transition(t_end, y_end, mode)
         keep = lambda a, b: jax.tree_util.tree_map(lambda u, w: jnp.where(event, u, w), a, b)  # noqa: E731
         y_next, mode_next = keep(y_next, y_end), keep(mode_next, mode)
         status = jnp.where(failed, Status.SOLVER_FAILURE.value, status)

@@ -15,8 +15,6 @@ nothing. :func:`neutral_event` evaluates the indicator's value only.
 
 from __future__ import annotations
 
-import contextlib
-import contextvars
 from typing import Callable
 
 import equinox as eqx
@@ -26,25 +24,11 @@ OTHER_EVENT_AT_ROOT = 1e-6
 """An ordinary condition combined with a :func:`neutral_event` counts as the one that fired while it is at or
 below this value (dimensionless conditions): the event search stops many orders of magnitude closer to zero."""
 
-_SEGMENT_START = contextvars.ContextVar("diffspace_segment_start", default=None)
-
-
-@contextlib.contextmanager
-def segment_start(t0):
-    """Set by :func:`~diffspace.integrate.hybrid_solve` while it evaluates the conditions of a segment that
-    starts at ``t0`` (a traced time)."""
-    token = _SEGMENT_START.set(t0)
-    try:
-        yield
-    finally:
-        _SEGMENT_START.reset(token)
-
-
-def neutral_event(indicator: Callable, t, *operands, other=None):
+def neutral_event(indicator: Callable, t, segment_start, *operands, other=None):
     r"""``indicator(*operands)`` at time ``t`` as a neutral event condition (module notes); with ``other``, an
-    ordinary condition, the first of the two events, ``min(other, indicator(*operands))``. Call it inside a
-    condition of :func:`~diffspace.integrate.hybrid_solve`; ``indicator`` must not close over traced values
-    (pass them in ``operands``).
+    ordinary condition, the first of the two events, ``min(other, indicator(*operands))``. Call it inside the
+    ``conditions`` of an :class:`~diffspace.integrate.AbstractHybridSystem`, passing the ``segment_start`` they
+    receive; ``indicator`` must not close over traced values (pass them in ``operands``).
 
     **Derivative.** The indicator's derivative is replaced by ``dt - dt0``, with ``t0`` the start of the
     segment: the event search's implicit function theorem gives :math:`\partial t^*/\partial\theta =
@@ -67,10 +51,7 @@ def neutral_event(indicator: Callable, t, *operands, other=None):
     selection reads ``other`` only: the derivative of ``jnp.minimum`` would compare both values and keep the
     indicator's evaluation in the implicit function theorem's programs. Near a root of ``other`` the neutral
     event may be given ``other``'s derivative too, which is harmless: its time may have any derivative."""
-    t0 = _SEGMENT_START.get()
-    if t0 is None:
-        raise ValueError("neutral_event is an event condition: call it inside a condition of hybrid_solve")
-    return _neutral_event(t, t0, operands, other, indicator=indicator)
+    return _neutral_event(t, segment_start, operands, other, indicator=indicator)
 
 
 @eqx.filter_custom_jvp

@@ -48,7 +48,7 @@ from __future__ import annotations
 import equinox as eqx
 import jax
 import jax.numpy as jnp
-from jaxtyping import Array, Float
+from jaxtyping import Array, Float, Int
 
 from ...core import spatial
 from ...contact import AbstractContactLaw, Surface
@@ -64,9 +64,9 @@ from ...core.dynamics import (
     momentum,
 )
 from ...core.robot import Robot, joint_transforms
-from ...integrate import EXTREMUM_MARGIN, HybridSolution, hybrid_solve, neutral_event
+from ...integrate import EXTREMUM_MARGIN, AbstractHybridSystem, HybridSolution, hybrid_solve, neutral_event
 
-APPROACH, LOADING, UNLOADING, SEPARATED = 0.0, 1.0, 2.0, 3.0
+APPROACH, LOADING, UNLOADING, SEPARATED = 0, 1, 2, 3
 PHASE_NAMES = ("approach", "loading", "unloading", "separated")
 _RECONTACT_OFFSET = 1e-9  # a new touch is an indentation of 1e-9 d_ref (keeps the condition off zero at release)
 _QUAT_GAIN = 10.0
@@ -75,22 +75,23 @@ _QUAT_GAIN = 10.0
 class ContactMode(eqx.Module):
     """Discrete state: ``phase`` and the contact bookkeeping that changes only at events."""
 
-    phase: Float[Array, ""]
+    phase: Int[Array, ""]  # APPROACH, LOADING, UNLOADING or SEPARATED
     impact_speed: Float[Array, ""]  # v0 of the current contact
     first_impact_speed: Float[Array, ""]
     peak_force: Float[Array, ""]  # max over contacts so far
     first_touch: Float[Array, ""]  # time of the first touch
     touch: Float[Array, ""]  # time of the current touch
     duration: Float[Array, ""]  # summed duration of finished contacts
-    contacts: Float[Array, ""]  # number of touches
+    contacts: Int[Array, ""]  # number of touches
 
     @classmethod
     def initial(cls) -> "ContactMode":
         z = jnp.zeros(())
-        return cls(z + APPROACH, z, z, z, z - 1.0, z, z, z)
+        return cls(phase=jnp.asarray(APPROACH), impact_speed=z, first_impact_speed=z, peak_force=z, first_touch=z - 1.0,
+                   touch=z, duration=z, contacts=jnp.asarray(0))
 
 
-class CaptureModel(eqx.Module):
+class CaptureModel(AbstractHybridSystem):
     """Arm (``robot``, held joints where ``joint_free == 0``, base restricted by ``base_motion``), target
     and contact. ``scales = [d_ref, v_ref]`` normalise the event conditions (no effect on the solution)."""
 
@@ -214,7 +215,7 @@ class CaptureModel(eqx.Module):
         aux = jnp.stack([f, loss_rate])
         return (configuration_derivative(q, v), accel, vel, quat_dot, lin, ang, aux), c, accel, constraint
 
-    def field(self, t, y, mode: ContactMode):
+    def vector_field(self, t, y, mode: ContactMode):
         """``dy/dt`` for ``y = (q, v, x_T, quat_T, v_T, omega_T, [impulse, damping loss])``."""
         return self.dynamics(y, mode)[0]
 
@@ -237,8 +238,9 @@ class CaptureModel(eqx.Module):
                                              self._contact_speed(mode))
         return jnp.where(mode.phase == LOADING, rate, EXTREMUM_MARGIN - rate)
 
-    def condition(self, t, y, mode: ContactMode):
-        """Positive while ``mode`` holds (dimensionless): see the module docstring for each phase. Free flight
+    def conditions(self, t, y, mode: ContactMode, segment_start):
+        """One condition, positive while ``mode`` holds (dimensionless): see the module docstring for each phase.
+        Free flight
         and the release need only the placements-only gap; a peak or a valley is an
         :func:`~diffspace.integrate.neutral_event` (the same force law on both sides and the state kept: the
         event moves nothing, and the peak force does not depend on its time), so the dynamics in its indicator
@@ -253,9 +255,9 @@ class CaptureModel(eqx.Module):
         def in_contact():  # loading: until a peak; unloading: until the release, or a valley (a second hump)
             released = self._released(delta, u, self._contact_speed(mode), x)
             other = jnp.where(mode.phase == UNLOADING, released, jnp.inf)
-            return neutral_event(CaptureModel.extremum_indicator, t, self, y, mode, other=other)
+            return neutral_event(CaptureModel.extremum_indicator, t, segment_start, self, y, mode, other=other)
 
-        return jax.lax.cond((mode.phase == LOADING) | (mode.phase == UNLOADING), in_contact, free_flight)
+        return (jax.lax.cond((mode.phase == LOADING) | (mode.phase == UNLOADING), in_contact, free_flight),)
 
     def _contact_speed(self, mode: ContactMode):
         """``v0`` of the current contact (the reference speed before the first touch is recorded)."""
@@ -290,7 +292,7 @@ class CaptureModel(eqx.Module):
             first_touch=jnp.where(first, t, mode.first_touch),
             touch=jnp.where(touching, t, mode.touch),
             duration=mode.duration + jnp.where(released, t - mode.touch, 0.0),
-            contacts=mode.contacts + jnp.where(touching, 1.0, 0.0),
+            contacts=mode.contacts + jnp.where(touching, 1, 0),
         )
 
     # ------------------------------------------------------------------ invariants
@@ -345,6 +347,5 @@ def simulate_capture(model: CaptureModel, y0, t_final, n_save: int = 301, rtol: 
     grows the step tenfold per step and can jump over (or deep into) the target before the touch event is
     checked; a quarter of the approach time keeps the sign change of the indentation inside a step on
     which it is monotonic (contact steps are far smaller anyway)."""
-    return hybrid_solve(model.field, [model.condition], model.transition, y0, ContactMode.initial(), t_final,
-                        n_save=n_save, rtol=rtol, atol=atol, max_steps=max_steps, max_segments=max_segments,
-                        dtmax=dtmax)
+    return hybrid_solve(model, y0, ContactMode.initial(), t_final, n_save=n_save, rtol=rtol, atol=atol,
+                        max_steps=max_steps, max_segments=max_segments, dtmax=dtmax)

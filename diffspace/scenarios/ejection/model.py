@@ -13,7 +13,7 @@ system* (``ejection_space_manipulator.txt``). The full multibody model replaces 
   the arm in the plane can move: :func:`plane_locked_joints` finds the others from the kinematics at the
   attitude (the reference arm's joints 1, 3, 5, 7), and they are merged by ``Robot.lock``.
 * **Joints**: unpowered with hybrid stick-slip friction (``friction.JointFriction``); each transition is an
-  event and the integration restarts inside a bounded ``lax.scan`` (``simulate.hybrid_solve``).
+  event and the integration restarts inside a bounded ``lax.scan`` (:func:`~diffspace.integrate.hybrid_solve`).
 * **Joint limits** (``limits``): ``"stop"``: a hard stop at each limit. Reaching it is an event; the joint
   impact is an impulse :math:`p` on the joint, :math:`\Delta v = Y e_j p` with :math:`Y` the constrained
   response (the masked KKT solve) and :math:`p` such that :math:`\dot\theta_j^+ = -e\,\dot\theta_j^-`
@@ -36,17 +36,17 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jaxtyping import Array, Float
+from jaxtyping import Array, Float, Int
 
 from ...actuation.friction import JointFriction
 from ...core.dynamics import (BaseMotion, configuration_derivative, kinetic_energy, masked_solve, mass_matrix_and_bias,
                          momentum)
-from ...integrate import HybridSolution, hybrid_solve
+from ...integrate import AbstractHybridSystem, HybridSolution, hybrid_solve
 from ...core.robot import Robot
 from ...core.spatial import quat_to_rotation
 from ...core.tree_pass import tree_frames
 
-RAIL, FLIGHT = 0.0, 1.0
+RAIL, FLIGHT = 0, 1
 LIMIT_MODES = ("stop", "flag", "ignore")
 _SEPARATION_TOL = 1e-9  # relative to the compression: the root find locates s = l far tighter
 _RATE_TOL = 1e-8  # rad/s: a slipping joint whose rate reached this is at its zero crossing
@@ -67,14 +67,15 @@ class EjectionState(eqx.Module):
 class EjectionMode(eqx.Module):
     """Discrete state, as data: the phase, each joint's friction mode and stop, the recorded limit crossings."""
 
-    phase: Float[Array, ""]  # RAIL or FLIGHT
-    slip: Float[Array, " n"]  # -1 / +1 slipping, 0 stuck
-    stop: Float[Array, " n"]  # -1 held at its lower stop, +1 at its upper stop, 0 free of the stops
+    phase: Int[Array, ""]  # RAIL or FLIGHT
+    slip: Int[Array, " n"]  # -1 / +1 slipping, 0 stuck
+    stop: Int[Array, " n"]  # -1 held at its lower stop, +1 at its upper stop, 0 free of the stops
     crossed_time: Float[Array, " n"]  # limits = "flag": first time each joint crossed a limit (inf: never)
 
 
-class EjectionModel(eqx.Module):
-    """Ejection of ``robot`` (locked joints already merged) from a rail along ``rail_axis`` (base frame)."""
+class EjectionModel(AbstractHybridSystem):
+    """Ejection of ``robot`` (locked joints already merged) from a rail along ``rail_axis`` (base frame), as a
+    hybrid system: phase (rail, flight), each joint's friction mode and stop are the discrete mode."""
 
     robot: Robot
     friction: JointFriction
@@ -99,8 +100,9 @@ class EjectionModel(eqx.Module):
 
     def initial_mode(self) -> EjectionMode:
         n = self.robot.n_joints
-        start = jnp.ones(n) if self.friction.model == "none" else jnp.zeros(n)
-        return EjectionMode(jnp.asarray(RAIL), start, jnp.zeros(n), jnp.full(n, jnp.inf))
+        start = jnp.ones(n, dtype=int) if self.friction.model == "none" else jnp.zeros(n, dtype=int)
+        return EjectionMode(phase=jnp.asarray(RAIL), slip=start, stop=jnp.zeros(n, dtype=int),
+                            crossed_time=jnp.full(n, jnp.inf))
 
     def base_motion(self, phase) -> BaseMotion:
         in_rail = phase == RAIL
@@ -152,6 +154,71 @@ class EjectionModel(eqx.Module):
         return jnp.minimum(lower, upper)
 
 
+    # ------------------------------------------------------------------ hybrid system
+    def vector_field(self, t, y: EjectionState, mode: EjectionMode) -> EjectionState:
+        accel, _, tau_friction = self.dynamics(y.q, y.v, mode)
+        dissipated = -jnp.sum(self.free_mask(mode) * tau_friction * y.v[6:])
+        return EjectionState(configuration_derivative(y.q, y.v), accel, dissipated, jnp.zeros(()))
+
+    def conditions(self, t, y: EjectionState, mode: EjectionMode, segment_start) -> tuple:
+        """``(separation, holding, slip, limits)``, each present when it can happen, positive while the mode
+        holds. ``holding`` is the smallest of the static-friction margins of stuck joints (hybrid friction; a
+        locked joint holds any torque) and of the push of held joints into their stops (one
+        constrained-dynamics evaluation); ``slip`` the smallest rate of a slipping joint along its slip
+        direction; ``limits`` the smallest distance of a joint to a limit it may still reach."""
+        margins = (self.separation_margin(y, mode),)
+        if not self.robot.n_joints:  # every joint locked: one rigid body, separation is the only event
+            return margins
+        if self.friction.is_hybrid:
+            margins += (self.holding_margin(y, mode), self.slip_margin(y, mode))
+        elif self.limits == "stop":
+            margins += (self.holding_margin(y, mode),)
+        if self.limits != "ignore":
+            margins += (self.limit_condition(y, mode),)
+        return margins
+
+    def separation_margin(self, y: EjectionState, mode: EjectionMode):
+        return jnp.where(mode.phase == RAIL, self.compression - self.rail_axis @ y.q[:3], 1.0)
+
+    def holding_margin(self, y: EjectionState, mode: EjectionMode):
+        _, constraint, _ = self.dynamics(y.q, y.v, mode)
+        # only hybrid friction lets a stuck joint break loose (a "locked" joint holds any torque)
+        stuck = (mode.slip == 0) & (mode.stop == 0) & self.friction.is_hybrid
+        friction = self.friction.stick_margin(constraint[6:], y.v[6:], mode.slip)
+        margins = jnp.where(stuck, friction, jnp.inf)
+        margins = jnp.where(mode.stop != 0, -mode.stop * constraint[6:], margins)
+        return jnp.where(jnp.any(stuck | (mode.stop != 0)), jnp.min(margins), 1.0)
+
+    def slip_margin(self, y: EjectionState, mode: EjectionMode):
+        moving = (mode.slip != 0) & (mode.stop == 0)
+        return jnp.where(jnp.any(moving), jnp.min(jnp.where(moving, mode.slip * y.v[6:], jnp.inf)), 1.0)
+
+    def limit_condition(self, y: EjectionState, mode: EjectionMode):
+        """Offset: a joint starting exactly at a limit is caught when it moves beyond it."""
+        watched = self.limited & (mode.stop == 0) & ~jnp.isfinite(mode.crossed_time)
+        margins = jnp.where(watched, self.limit_margin(y.q[7:]) + _LIMIT_TOL, jnp.inf)
+        return jnp.where(jnp.any(watched), jnp.min(margins), 1.0)
+
+    def transition(self, t, y: EjectionState, mode: EjectionMode):
+        """Resolve the modes at an event: separation; joints reaching a limit (stop impacts, or the crossing
+        time recorded with ``limits = "flag"``); joints leaving their stops; then stick/slip
+        (:func:`_settle_friction`)."""
+        mode = _separate(self, y, mode)
+        if not self.robot.n_joints:
+            return y, mode
+        if self.limits != "ignore":
+            hit, side = _hit_limits(self, y, mode)
+            if self.limits == "flag":
+                first = hit & ~jnp.isfinite(mode.crossed_time)
+                mode = eqx.tree_at(lambda m: m.crossed_time, mode, jnp.where(first, t, mode.crossed_time))
+            else:
+                y, mode = _stop_impacts(self, y, mode, hit, side)
+                mode = _release_stops(self, y, mode)
+        if self.friction.is_hybrid:
+            y, mode = _settle_friction(self, y, mode)
+        return y, mode
+
+
 def plane_normal(rail_axis):
     """Normal of the air-table plane: base y unless the rail is along y (then base x)."""
     return jnp.where(jnp.abs(rail_axis[1]) < 0.9, jnp.array([0.0, 1.0, 0.0]), jnp.array([1.0, 0.0, 0.0]))
@@ -174,56 +241,6 @@ def plane_locked_joints(robot: Robot, coordinates, rail_axis, tolerance: float =
     return tuple(int(j) for j in np.flatnonzero(~in_plane))
 
 
-def _vector_field(model: EjectionModel):
-    def field(t, y: EjectionState, mode: EjectionMode):
-        accel, _, tau_friction = model.dynamics(y.q, y.v, mode)
-        dissipated = -jnp.sum(model.free_mask(mode) * tau_friction * y.v[6:])
-        return EjectionState(configuration_derivative(y.q, y.v), accel, dissipated, jnp.zeros(()))
-
-    return field
-
-
-def _conditions(model: EjectionModel) -> list:
-    """``[separation, holding, slip, limits]``: each positive while the current mode holds.
-
-    ``holding`` is the smallest of the static-friction margins of stuck joints (hybrid friction; a locked joint
-    holds any torque) and of the push of held joints into their stops (one constrained-dynamics evaluation); ``slip`` the smallest rate of a slipping
-    joint along its slip direction; ``limits`` the smallest distance of a joint to a limit it may still reach.
-    """
-
-    def separation(t, y, mode):
-        return jnp.where(mode.phase == RAIL, model.compression - model.rail_axis @ y.q[:3], 1.0)
-
-    def holding(t, y, mode):
-        _, constraint, _ = model.dynamics(y.q, y.v, mode)
-        # only hybrid friction lets a stuck joint break loose (a "locked" joint holds any torque)
-        stuck = (mode.slip == 0) & (mode.stop == 0) & model.friction.is_hybrid
-        friction = model.friction.stick_margin(constraint[6:], y.v[6:], mode.slip)
-        margins = jnp.where(stuck, friction, jnp.inf)
-        margins = jnp.where(mode.stop != 0, -mode.stop * constraint[6:], margins)
-        return jnp.where(jnp.any(stuck | (mode.stop != 0)), jnp.min(margins), 1.0)
-
-    def slip(t, y, mode):
-        moving = (mode.slip != 0) & (mode.stop == 0)
-        return jnp.where(jnp.any(moving), jnp.min(jnp.where(moving, mode.slip * y.v[6:], jnp.inf)), 1.0)
-
-    def limit(t, y, mode):  # offset: a joint starting exactly at a limit is caught when it moves beyond it
-        watched = model.limited & (mode.stop == 0) & ~jnp.isfinite(mode.crossed_time)
-        margins = jnp.where(watched, model.limit_margin(y.q[7:]) + _LIMIT_TOL, jnp.inf)
-        return jnp.where(jnp.any(watched), jnp.min(margins), 1.0)
-
-    conditions = [separation]
-    if not model.robot.n_joints:  # every joint locked: one rigid body, separation is the only event
-        return conditions
-    if model.friction.is_hybrid:
-        conditions += [holding, slip]
-    elif model.limits == "stop":
-        conditions += [holding]
-    if model.limits != "ignore":
-        conditions += [limit]
-    return conditions
-
-
 def _separate(model: EjectionModel, y: EjectionState, mode: EjectionMode) -> EjectionMode:
     separated = model.compression - model.rail_axis @ y.q[:3] <= _SEPARATION_TOL * model.compression
     return eqx.tree_at(lambda m: m.phase, mode, jnp.where((mode.phase == RAIL) & separated, FLIGHT, mode.phase))
@@ -235,7 +252,7 @@ def _hit_limits(model: EjectionModel, y: EjectionState, mode: EjectionMode):
     at_lower = jnp.isfinite(model.robot.lower) & (theta - model.robot.lower <= _LIMIT_TOL) & (rate <= 0)
     at_upper = jnp.isfinite(model.robot.upper) & (model.robot.upper - theta <= _LIMIT_TOL) & (rate >= 0)
     hit = model.limited & (mode.stop == 0) & (at_lower | at_upper)
-    return hit, jnp.where(at_upper, 1.0, -1.0)
+    return hit, jnp.where(at_upper, 1, -1)
 
 
 def _stop_impacts(model: EjectionModel, y: EjectionState, mode: EjectionMode, hit, side):
@@ -249,12 +266,12 @@ def _stop_impacts(model: EjectionModel, y: EjectionState, mode: EjectionMode, hi
         new_rate = jnp.where(hold, 0.0, rebound)
         v = (y.v + model.joint_impulse(y.q, mode, j, new_rate - rate)).at[6 + j].set(new_rate)  # exact rate
         loss = kinetic_energy(model.robot, y.q, y.v) - kinetic_energy(model.robot, y.q, v)
-        slip = jnp.where(hold, 0.0, jnp.where(mode.slip[j] != 0, -mode.slip[j], mode.slip[j]))
+        slip = jnp.where(hold, 0, jnp.where(mode.slip[j] != 0, -mode.slip[j], mode.slip[j]))
         if not model.friction.is_hybrid:
             slip = mode.slip[j]
         impacted = (EjectionState(y.q, v, y.dissipated, y.stop_loss + loss),
                     eqx.tree_at(lambda m: (m.slip, m.stop), mode,
-                                (mode.slip.at[j].set(slip), mode.stop.at[j].set(jnp.where(hold, side[j], 0.0)))))
+                                (mode.slip.at[j].set(slip), mode.stop.at[j].set(jnp.where(hold, side[j], 0)))))
         return jax.tree_util.tree_map(lambda a, b: jnp.where(hit[j], a, b), impacted, (y, mode))
 
     return jax.lax.fori_loop(0, model.robot.n_joints, one, (y, mode))
@@ -265,8 +282,8 @@ def _release_stops(model: EjectionModel, y: EjectionState, mode: EjectionMode) -
     _, constraint, _ = jax.lax.stop_gradient(model.dynamics(y.q, y.v, mode))
     hold = constraint[6:]
     release = (mode.stop != 0) & (-mode.stop * hold <= 1e-9 * (1.0 + jnp.abs(hold)))
-    slip = jnp.where(release & model.friction.is_hybrid, 0.0, mode.slip)
-    return eqx.tree_at(lambda m: (m.slip, m.stop), mode, (slip, jnp.where(release, 0.0, mode.stop)))
+    slip = jnp.where(release & model.friction.is_hybrid, 0, mode.slip)
+    return eqx.tree_at(lambda m: (m.slip, m.stop), mode, (slip, jnp.where(release, 0, mode.stop)))
 
 
 def _settle_friction(model: EjectionModel, y: EjectionState, mode: EjectionMode):
@@ -278,7 +295,7 @@ def _settle_friction(model: EjectionModel, y: EjectionState, mode: EjectionMode)
     Joints held at a stop take no part."""
     free_of_stops = mode.stop == 0
     stopped = (mode.slip != 0) & (mode.slip * y.v[6:] <= _RATE_TOL) & free_of_stops
-    slip = jnp.where(stopped, 0.0, mode.slip)
+    slip = jnp.where(stopped, 0, mode.slip)
     v = y.v.at[6:].set(jnp.where(stopped, 0.0, y.v[6:]))
     static = model.friction.static_torque
     at_rest = v[6:] == 0.0
@@ -290,31 +307,13 @@ def _settle_friction(model: EjectionModel, y: EjectionState, mode: EjectionMode)
         wrong_way = jnp.where((slip != 0) & at_rest & free_of_stops, -slip * accel[6:], -jnp.inf)
         excess = jnp.where((slip == 0) & free_of_stops, jnp.abs(holding) - static * (1 - _SEPARATION_TOL), -jnp.inf)
         restick, release = jnp.argmax(wrong_way), jnp.argmax(excess)
-        slip_restuck = slip.at[restick].set(0.0)
-        slip_released = slip.at[release].set(jnp.where(excess[release] > 0, -jnp.sign(holding[release]), slip[release]))
+        slip_restuck = slip.at[restick].set(0)
+        direction = -jnp.sign(holding[release]).astype(slip.dtype)
+        slip_released = slip.at[release].set(jnp.where(excess[release] > 0, direction, slip[release]))
         return jnp.where(wrong_way[restick] > 0, slip_restuck, slip_released)
 
     slip = jax.lax.fori_loop(0, 2 * model.robot.n_joints + 1, pivot, slip)
     return EjectionState(y.q, v, y.dissipated, y.stop_loss), eqx.tree_at(lambda m: m.slip, mode, slip)
-
-
-def settle(model: EjectionModel, t, y: EjectionState, mode: EjectionMode):
-    """Resolve the modes at an event: separation; joints reaching a limit (stop impacts, or the crossing time
-    recorded with ``limits = "flag"``); joints leaving their stops; then stick/slip (:func:`_settle_friction`)."""
-    mode = _separate(model, y, mode)
-    if not model.robot.n_joints:
-        return y, mode
-    if model.limits != "ignore":
-        hit, side = _hit_limits(model, y, mode)
-        if model.limits == "flag":
-            first = hit & ~jnp.isfinite(mode.crossed_time)
-            mode = eqx.tree_at(lambda m: m.crossed_time, mode, jnp.where(first, t, mode.crossed_time))
-        else:
-            y, mode = _stop_impacts(model, y, mode, hit, side)
-            mode = _release_stops(model, y, mode)
-    if model.friction.is_hybrid:
-        y, mode = _settle_friction(model, y, mode)
-    return y, mode
 
 
 class EjectionRun(eqx.Module):
@@ -327,7 +326,9 @@ class EjectionRun(eqx.Module):
 
 def equivalent_mass(model: EjectionModel, q0, slip_dir) -> Float[Array, ""]:
     """Effective mass seen by the spring at rest: ``1 / (e^T Hbar^{-1} e)`` over the rail and the free joints."""
-    mode = EjectionMode(jnp.asarray(RAIL), slip_dir, jnp.zeros_like(slip_dir), jnp.full_like(slip_dir, jnp.inf))
+    slip_dir = jnp.asarray(slip_dir).astype(int)
+    mode = EjectionMode(phase=jnp.asarray(RAIL), slip=slip_dir, stop=jnp.zeros_like(slip_dir),
+                        crossed_time=jnp.full(slip_dir.shape, jnp.inf))
     force = jnp.zeros(model.robot.nv).at[:3].set(model.rail_axis)
     h, _ = mass_matrix_and_bias(model.robot, q0, jnp.zeros(model.robot.nv))
     accel, _ = masked_solve(h, force, *model._masking(mode))
@@ -348,11 +349,9 @@ def simulate_ejection(
     """Simulate one ejection from rest at ``joint_angles`` (base at the origin, identity attitude). Pure; jit it."""
     q0 = model.robot.neutral().at[7:].set(joint_angles)
     y0 = EjectionState(q0, jnp.zeros(model.robot.nv), jnp.asarray(0.0), jnp.asarray(0.0))
-    y0, mode0 = settle(model, 0.0, y0, model.initial_mode())
-    solution = hybrid_solve(
-        _vector_field(model), _conditions(model), lambda t, y, mode: settle(model, t, y, mode), y0, mode0, t_final,
-        n_save=n_save, rtol=rtol, atol=atol, max_steps=max_steps, max_segments=max_segments, solver=solver,
-    )
+    y0, mode0 = model.transition(0.0, y0, model.initial_mode())
+    solution = hybrid_solve(model, y0, mode0, t_final, n_save=n_save, rtol=rtol, atol=atol, max_steps=max_steps,
+                            max_segments=max_segments, solver=solver)
     return EjectionRun(solution, mode0, equivalent_mass(model, q0, mode0.slip))
 
 
