@@ -48,6 +48,13 @@ from scipy.integrate import solve_ivp
 from scipy.optimize import brentq
 from unilateral_reference import read_config
 
+FAST_CASE = {"rope.n_sections": 8, "rope.axial_rigidity_N": 5000.0, "drive.start_angle_deg": 40.0,
+             "drive.final_angle_deg": 58.0, "drive.duration_s": 0.2, "closing.end_time_s": 0.2,
+             "shaft.initial_position_m": [0.0, -0.03], "shaft.initial_velocity_m_s": [0.0, 0.0],
+             "simulation.rtol": 1e-10, "simulation.atol": 1e-13, "simulation.n_save": 201}
+"""Overrides of configs/snare_closing.toml for a fast case: 8 soft sections, ring 40 -> 58 deg in 0.2 s onto a
+shaft at rest 30 mm off the axis towards rope 0 (the ropes strike it at 57.7 N), diffspace at rtol 1e-10."""
+
 
 @dataclass(frozen=True)
 class ClosingCase:
@@ -109,9 +116,12 @@ class ClosingCase:
         psi, rate = self.ring_angle(t)
         a = -0.5 * np.pi - self.gamma0 + self.turns
         b = -0.5 * np.pi + self.gamma0 + psi + self.turns
-        radius = self.ring_radius
-        on_ring = lambda angle: radius * np.stack([np.cos(angle), np.sin(angle)], axis=-1)  # noqa: E731
-        return on_ring(a), on_ring(b), radius * rate * np.stack([-np.sin(b), np.cos(b)], axis=-1)
+        radius, cos_b, sin_b = self.ring_radius, np.cos(b), np.sin(b)
+        on_ring = np.empty((2, self.n_ropes, 2))
+        on_ring[0, :, 0], on_ring[0, :, 1] = np.cos(a), np.sin(a)
+        on_ring[1, :, 0], on_ring[1, :, 1] = cos_b, sin_b
+        on_ring *= radius
+        return on_ring[0], on_ring[1], radius * rate * np.stack([-sin_b, cos_b], axis=-1)
 
     # ------------------------------------------------------------------ rope constants
     @property
@@ -135,50 +145,48 @@ class ClosingCase:
 def rope_forces(case: ClosingCase, x: np.ndarray, v: np.ndarray) -> np.ndarray:
     """Axial and bending spring-dashpot forces on every node ``(R, N+1, 2)`` (module notes)."""
     k_tes, c_tes, k_tor, c_tor, beta0 = case.rope_constants()
-    d, dv = np.diff(x, axis=1), np.diff(v, axis=1)
-    length2 = np.sum(d * d, axis=-1)
+    d, dv = x[:, 1:] - x[:, :-1], v[:, 1:] - v[:, :-1]
+    dx, dy, dvx, dvy = d[..., 0], d[..., 1], dv[..., 0], dv[..., 1]
+    length2 = dx * dx + dy * dy
     length = np.sqrt(length2)
-    tension = k_tes * (length - case.section) + c_tes * np.sum(d * dv, axis=-1) / length
-    heading = np.arctan2(d[..., 1], d[..., 0])
-    heading_rate = (d[..., 0] * dv[..., 1] - d[..., 1] * dv[..., 0]) / length2
-    moment = k_tor * (wrap(np.diff(heading, axis=1)) - beta0) + c_tor * np.diff(heading_rate, axis=1)
-    padded = np.pad(moment, ((0, 0), (1, 1)))
-    perp = np.stack([-d[..., 1], d[..., 0]], axis=-1) / length2[..., None]
-    section_force = (tension / length)[..., None] * d + (padded[:, :-1] - padded[:, 1:])[..., None] * perp
+    tension = (k_tes * (length - case.section) + c_tes * (dx * dvx + dy * dvy) / length) / length  # T_i / |d_i|
+    heading = np.arctan2(dy, dx)
+    heading_rate = (dx * dvy - dy * dvx) / length2
+    moment = np.zeros((x.shape[0], x.shape[1]))  # M_0 = M_N = 0: pinned ends
+    moment[:, 1:-1] = (k_tor * (wrap(heading[:, 1:] - heading[:, :-1]) - beta0)
+                       + c_tor * (heading_rate[:, 1:] - heading_rate[:, :-1]))
+    turning = (moment[:, :-1] - moment[:, 1:]) / length2
+    section_force = np.stack([tension * dx - turning * dy, tension * dy + turning * dx], axis=-1)
     f = np.zeros_like(x)
     f[:, 1:] -= section_force
     f[:, :-1] += section_force
     return f
 
 
-def contact_forces(case: ClosingCase, x, v, p, w) -> tuple[np.ndarray, np.ndarray]:
-    """Shaft contact forces on the nodes ``(R, N+1, 2)`` and the point force magnitudes ``(R, P N + 1)``."""
-    per = case.points_per_section
-    s = (np.arange(per) / per)[None, None, :, None]
-    n_ropes, n_sections = x.shape[0], x.shape[1] - 1
+def contact_weights(n_sections: int, per_section: int) -> np.ndarray:
+    """Interpolation ``(P N + 1, N + 1)`` from the nodes to the contact points: rows ``(1 - s, s)`` on every
+    section for ``s = 0, 1/P, .., (P-1)/P``, then the last node."""
+    weights = np.zeros((n_sections * per_section + 1, n_sections + 1))
+    s = np.arange(per_section) / per_section
+    for i in range(n_sections):
+        rows = slice(i * per_section, (i + 1) * per_section)
+        weights[rows, i], weights[rows, i + 1] = 1.0 - s, s
+    weights[-1, -1] = 1.0
+    return weights
 
-    def points(u):
-        inner = (1.0 - s) * u[:, :-1, None] + s * u[:, 1:, None]
-        return np.concatenate([inner.reshape(n_ropes, -1, 2), u[:, -1:]], axis=1)
 
-    xp, vp = points(x), points(v)
-    radial = xp - p
-    dist = np.linalg.norm(radial, axis=-1)
+def contact_forces(case: ClosingCase, weights, x, v, p, w) -> tuple[np.ndarray, np.ndarray]:
+    """Shaft contact forces on the nodes ``(R, N+1, 2)`` and the point force magnitudes ``(R, P N + 1)``
+    (``weights``: :func:`contact_weights`)."""
+    radial = weights @ x - p
+    dist = np.sqrt(np.sum(radial * radial, axis=-1))
     normal = radial / dist[..., None]
-    delta = case.shaft_radius + case.rope_radius - dist
+    delta = np.maximum(case.shaft_radius + case.rope_radius - dist, 0.0)
     k, exponent, restitution, v0 = case.contact
     chi = 0.75 * (1.0 - restitution**2) * np.exp(2.0 * (1.0 - restitution))
-    delta_dot = -np.sum(normal * (vp - w), axis=-1)
-    touching = delta > 0.0
-    magnitude = np.where(touching, k * np.where(touching, delta, 0.0) ** exponent * (1.0 + chi * delta_dot / v0), 0.0)
-    magnitude = np.maximum(magnitude, 0.0)
-    fp = magnitude[..., None] * normal
-    on_sections = fp[:, :-1].reshape(n_ropes, n_sections, per, 2)
-    f = np.zeros_like(x)
-    f[:, :-1] += np.sum((1.0 - s) * on_sections, axis=2)
-    f[:, 1:] += np.sum(s * on_sections, axis=2)
-    f[:, -1] += fp[:, -1]
-    return f, magnitude
+    delta_dot = -np.sum(normal * (weights @ v - w), axis=-1)
+    magnitude = np.maximum(k * delta**exponent * (1.0 + chi * delta_dot / v0), 0.0)
+    return weights.T @ (magnitude[..., None] * normal), magnitude
 
 
 # ---------------------------------------------------------------------------------------------- dynamics
@@ -189,6 +197,7 @@ class ClosingReference:
         self.case = case
         self.inner = (case.n_ropes, case.n_sections - 1, 2)
         self.size = int(np.prod(self.inner))
+        self.weights = contact_weights(case.n_sections, case.points_per_section)
 
     def split(self, y):
         n = self.size
@@ -205,7 +214,7 @@ class ClosingReference:
         """Node positions, velocities, total and contact forces, point magnitudes and the ring ends."""
         x_free, v_free, p, w = self.split(y)
         x, v, b, vb = self.nodes(t, x_free, v_free)
-        f_c, magnitude = contact_forces(self.case, x, v, p, w)
+        f_c, magnitude = contact_forces(self.case, self.weights, x, v, p, w)
         return x, v, rope_forces(self.case, x, v) + f_c, f_c, magnitude, b, vb
 
     def rhs(self, t, y):
@@ -219,7 +228,7 @@ class ClosingReference:
         z = np.zeros(self.size)
         return np.concatenate([x[:, 1:-1].ravel(), z, self.case.shaft_position, self.case.shaft_velocity, np.zeros(3)])
 
-    def simulate(self, ts, rtol=1e-11, atol=1e-13, method="DOP853") -> dict:
+    def simulate(self, ts, rtol=1e-9, atol=1e-13, method="RK45") -> dict:
         """Solve over ``[0, ts[-1]]`` and sample at ``ts``: shaft ``p``, ``w``, per-rope contact force norms,
         ring torque, impulse, drive work, the initial nodes and the solver's function evaluations."""
         sol = solve_ivp(self.rhs, (0.0, ts[-1]), self.initial_state(), method=method, t_eval=ts, rtol=rtol,
@@ -240,7 +249,7 @@ class ClosingReference:
 
 
 # ---------------------------------------------------------------------------------------------- statics
-def _chain(case: ClosingCase, psi: float) -> Chain:
+def rope_chain(case: ClosingCase, psi: float) -> Chain:
     """Rope 0 at ring angle ``psi`` in its symmetric frame (chord on ``y < 0`` along ``x``)."""
     distance = 2.0 * case.ring_radius * np.sin(case.gamma0 + 0.5 * psi)
     statics = RopeStatics(case.length, case.bending_rigidity, case.axial_rigidity, case.rest_bend_total,
@@ -251,7 +260,7 @@ def _chain(case: ClosingCase, psi: float) -> Chain:
 def rope_zero_shape(case: ClosingCase, psi: float, guess=None) -> np.ndarray:
     """Rope 0's static nodes at ``psi`` in its symmetric frame, Newton from the interior nodes ``guess`` or the
     outward arc (the chain's inward arc mirrored in the chord)."""
-    chain = _chain(case, psi)
+    chain = rope_chain(case, psi)
     if guess is None:
         chord_y = chain.rope.ends()[0][1]
         guess = chain.arc_guess() * np.array([1.0, -1.0]) + np.array([0.0, 2.0 * chord_y])
@@ -301,7 +310,7 @@ def closing_angle(case: ClosingCase, n_grid: int = 61) -> float:
 
 def time_of_angle(case: ClosingCase, psi: float) -> float:
     """Time [s] at which the drive reaches ``psi`` (monotone move)."""
-    start, _, duration, t0 = case.drive
+    _, _, duration, t0 = case.drive
     return brentq(lambda t: case.ring_angle(t)[0] - psi, t0, t0 + duration, xtol=1e-15, rtol=1e-15)
 
 
@@ -324,3 +333,34 @@ def diffspace_closing(config: Path, overrides: dict) -> dict:
             "impulse": np.asarray(ys.impulse)[:, :2], "work_drive": np.asarray(ys.work_drive),
             "initial_nodes": np.asarray(samples.nodes)[0, :, :, :2],
             "max_out_of_plane_m": float(np.abs(np.asarray(samples.nodes)[..., 2]).max()), "summary": summary}
+
+
+def compare(ours: dict, ref: dict, case: ClosingCase) -> dict:
+    """Largest deviations of diffspace's run from the reference on the same saved times, and the reference's
+    headline numbers: initial shapes, shaft path and velocity, per-rope contact force norms, the largest of
+    them and its time, ring torque, impulse, drive work, the static closing angle and time, the final offset."""
+    psi_c = closing_angle(case)
+    t_c = time_of_angle(case, psi_c)
+    force, force_ref = ours["rope_force"].max(axis=1), ref["rope_force"].max(axis=1)
+    summary, ts = ours["summary"], ref["ts"]
+    return {
+        "initial_shape_m": float(np.abs(ours["initial_nodes"] - ref["nodes"][0]).max()),
+        "shaft_path_m": float(np.linalg.norm(ours["p"] - ref["p"], axis=1).max()),
+        "shaft_velocity_m_s": float(np.linalg.norm(ours["w"] - ref["w"], axis=1).max()),
+        "contact_force_N": float(np.abs(ours["rope_force"] - ref["rope_force"]).max()),
+        "peak_contact_force_N": float(force.max() - force_ref.max()),
+        "peak_time_s": float(ts[np.argmax(force)] - ts[np.argmax(force_ref)]),
+        "ring_torque_N_m": float(np.abs(ours["ring_torque"] - ref["ring_torque"]).max()),
+        "impulse_N_s": float(np.linalg.norm(ours["impulse"] - ref["impulse"], axis=1).max()),
+        "drive_work_J": float(np.abs(ours["work_drive"] - ref["work_drive"]).max()),
+        "closing_angle_rad": float(np.deg2rad(summary["closing_angle_deg"]) - psi_c),
+        "closing_time_s": float(summary["closing_time_s"] - t_c),
+        "final_offset_m": float(summary["final_offset_m"] - np.linalg.norm(ref["p"][-1])),
+        "reference": {"peak_contact_force_N": float(force_ref.max()), "peak_time_s": float(ts[np.argmax(force_ref)]),
+                      "peak_ring_torque_N_m": float(np.abs(ref["ring_torque"]).max()),
+                      "shaft_travel_m": float(np.linalg.norm(ref["p"] - ref["p"][0], axis=1).max()),
+                      "impulse_N_s": float(np.linalg.norm(ref["impulse"][-1])),
+                      "drive_work_J": float(ref["work_drive"][-1]), "closing_angle_deg": float(np.rad2deg(psi_c)),
+                      "closing_time_s": t_c, "final_offset_m": float(np.linalg.norm(ref["p"][-1])),
+                      "function_evaluations": int(ref["nfev"])},
+    }

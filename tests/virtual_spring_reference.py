@@ -26,10 +26,17 @@ chain), the points up to the first one above ``F_A`` (and at least ``p + 1`` poi
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
+from rope_reference import Chain, RopeStatics, chain_direction
 from scipy.integrate import quad, solve_ivp
 from scipy.optimize import brentq
+from unilateral_reference import read_config
+
+SMALL_SNARE = {"strike.mass_source": "value", "strike.node": 3, "rope.n_sections": 6, "rope.axial_rigidity_N": 5e3,
+               "virtual_spring.n_depths": 8, "virtual_spring.max_depth_m": 0.02, "virtual_spring.degree": 3}
+"""Overrides of configs/snare_capture.toml for fast checks: a 6-section rope, 8 pressing depths to 20 mm, cubic."""
 
 
 @dataclass(frozen=True)
@@ -121,3 +128,104 @@ def fit_polynomial(depths, forces, degree: int, max_force: float) -> tuple[np.nd
     scale = np.abs(basis).max(axis=0)
     coefficients, *_ = np.linalg.lstsq(basis / scale, forces[keep], rcond=None)
     return coefficients / scale, float(depths[keep].max())
+
+
+def snare_fit(snare_cfg: dict, node: int) -> dict:
+    """The virtual spring of 1-based ``node`` from the independent chain (tests/rope_reference.py) of a snare
+    config's rope (``k_tor`` per node, so ``EI = k_tor l``; rest bend towards the ring centre; clamps along the
+    pinned end sections if clamped): pressing forces along the outward normal at the configured depths and
+    their polynomial (:func:`fit_polynomial`)."""
+    r, s, vs = snare_cfg["rope"], snare_cfg["snare"], snare_cfg["virtual_spring"]
+    if s["approach"] != "against_bow" or r["compression_ratio"] != 1.0:
+        raise ValueError("the chain covers the against_bow approach and compression_ratio 1")
+    statics = RopeStatics(r["length_m"], r["bending_stiffness_N_m_rad"] * r["length_m"] / r["n_sections"],
+                          r["axial_rigidity_N"], -np.deg2rad(r["rest_bend_total_deg"]), s["ring_radius_m"],
+                          s["end_distance_m"])
+    chain = Chain(statics, r["n_sections"])
+    chain = chain.installed() if r["end_condition"] == "clamped" else chain
+    x = chain.equilibrium()
+    depths = np.linspace(0.0, vs["max_depth_m"], vs["n_depths"] + 1)[1:]
+    forces, _ = chain.pressing_curve(x, node - 1, chain_direction(x, node - 1), depths)
+    coefficients, limit = fit_polynomial(depths, forces, vs["degree"], vs["max_force_N"])
+    return {"depths": depths, "forces": forces, "coefficients": coefficients, "fit_limit": limit,
+            "damping": vs["damping_N_s_m"]}
+
+
+def closing_speed(capture_cfg: dict) -> float:
+    """Normal closing speed ``v d . (-n_0) = v / sqrt(1 + tan^2 a_1 + tan^2 a_2)`` of the ``[capture]`` approach."""
+    c = capture_cfg["capture"]
+    tangents = np.tan(np.deg2rad(c.get("approach_angles_deg", [0.0, 0.0])))
+    return c["approach_speed_m_s"] / np.sqrt(1.0 + tangents @ tangents)
+
+
+IMPACT_KEYS = ("peak_force_N", "peak_force_time_s", "impulse_N_s", "contact_duration_s", "max_indentation_m",
+               "restitution")
+
+
+def strike_deviations(ours: dict, snare: dict | None) -> list[dict]:
+    """For every strike of :func:`diffspace_strikes`: the two-body integration with the scenario's polynomial,
+    diffspace's relative deviations from it, its deviations from the closed forms (``c_v = 0``) and, with the
+    snare config ``snare``, the independently fitted polynomial (its fitted depth range and peak force against
+    diffspace's)."""
+    rows = []
+    for row in ours["strikes"]:
+        masses = (ours["arm_mass"], ours["target_mass"], row["closing_speed"])
+        impact = VirtualImpact(row["coefficients"], ours["damping"], *masses)
+        ref = impact.simulate()
+        out = {"node": row["node"], "speed_m_s": row["speed"], "status": row["status"], "reference": ref,
+               "diffspace_vs_reference": {key: row[key] / ref[key] - 1.0 for key in IMPACT_KEYS}}
+        if ours["damping"] == 0.0:
+            closed = impact.closed_form()
+            out["reference_vs_closed_form"] = {key: ref[key] / value - 1.0 for key, value in closed.items()}
+        if snare is not None:
+            fit = snare_fit(snare, row["node"])
+            peak = VirtualImpact(fit["coefficients"], fit["damping"], *masses).simulate()["peak_force_N"]
+            out["fit"] = {"fit_limit_m": fit["fit_limit"], "diffspace_fit_limit_m": row["fit_limit"],
+                          "peak_force_vs_diffspace": peak / row["peak_force_N"] - 1.0,
+                          "coefficients_max_rel": float(np.max(np.abs(fit["coefficients"] / row["coefficients"] - 1.0)))}
+        rows.append(out)
+    return rows
+
+
+# ---------------------------------------------------------------------------------------------- diffspace side
+def write_configs(folder: Path, capture_config: Path, capture_overrides: dict, snare_overrides: dict):
+    """``capture_config`` with ``capture_overrides`` (without ``[optimize]``), its snare config with
+    ``snare_overrides``, both written to ``folder`` with absolute robot paths. Returns ``(path, capture dict,
+    snare dict)``."""
+    from diffspace.io.tables import dump_toml
+
+    capture = {k: v for k, v in read_config(capture_config, capture_overrides).items() if k != "optimize"}
+    snare_path = capture_config.parent / capture["snare_strike"]["config"]
+    snare = {k: v for k, v in read_config(snare_path, snare_overrides).items() if k not in ("optimize", "fit")}
+    capture["robot"]["path"] = str(capture_config.parent / capture["robot"]["path"])
+    snare["arm"]["robot"] = str(snare_path.parent / snare["arm"]["robot"])
+    capture["snare_strike"]["config"] = "snare.toml"
+    (folder / "snare.toml").write_text(dump_toml(snare))
+    (folder / "capture_snare.toml").write_text(dump_toml(capture))
+    return folder / "capture_snare.toml", capture, snare
+
+
+def diffspace_strikes(config: Path, nodes, speeds) -> dict:
+    """diffspace's virtual-spring impacts (scenario API, imported here) for every ``(node, speed)``: the node's
+    polynomial and fit limit, the masses and closing speed, and the impact's numbers and status."""
+    import equinox as eqx
+    import jax
+
+    from diffspace.scenarios import load_scenario
+
+    scenario = load_scenario(config)
+    simulate = eqx.filter_jit(lambda s, p: s.simulate(p))
+    rows = []
+    for node in nodes:
+        for speed in speeds:
+            params = scenario.with_design(scenario.params, {"snare_strike.node": node, "capture.approach_speed_m_s": speed})
+            out = jax.tree.map(np.asarray, simulate(scenario, params))
+            impact = out.impact
+            rows.append({"node": node, "speed": speed, "closing_speed": float(out.closing_speed),
+                         "coefficients": np.asarray(scenario.coefficients[node - 2]), "fit_limit": float(out.fit_limit),
+                         "peak_force_N": float(impact.peak_force), "peak_force_time_s": float(impact.peak_force_time),
+                         "impulse_N_s": float(impact.impulse), "contact_duration_s": float(impact.contact_duration),
+                         "max_indentation_m": float(impact.max_indentation),
+                         "restitution": float(impact.restitution), "status": int(out.status)})
+    return {"arm_mass": float(scenario.arm_mass), "target_mass": float(scenario.target_mass),
+            "mass": float(scenario.model.mass), "damping": float(scenario.model.virtual_damping), "strikes": rows}

@@ -1,0 +1,64 @@
+"""The snare closing against an independent implementation of the same equations (tests/closing_reference.py:
+planar NumPy ropes with signed bend angles, contact points by interpolation weights, quintic drive, static
+shapes from tests/rope_reference.py's chain, SciPy RK45; nothing shared with diffspace but the TOML's numbers).
+Same discretisation (sections, contact points, pinned ends, dashpots), so the two agree to solver tolerance.
+
+Measured on the fast case (8 soft sections, ring 40 -> 58 deg in 0.2 s onto a shaft 30 mm off the axis;
+diffspace rtol 1e-10, reference rtol 1e-9): initial shapes 6e-14 m, shaft path 1e-15 m, contact force
+2.5e-7 N of a 57.7 N peak (same sample, same time), ring torque 3e-10 N m of 4.5 N m, closing angle 2e-15 rad,
+closing time 1.4e-15 s. The shipped config: see the slow test. Numbers: experiments/results/closing_reference/
+(python experiments/closing_reference.py).
+"""
+
+from pathlib import Path
+
+import numpy as np
+from closing_reference import (
+    FAST_CASE,
+    ClosingCase,
+    ClosingReference,
+    compare,
+    diffspace_closing,
+    rope_chain,
+    rope_forces,
+    static_shapes,
+)
+
+CONFIG = Path(__file__).resolve().parents[1] / "configs" / "snare_closing.toml"
+
+
+def run(overrides: dict, rtol: float, atol: float = 1e-13) -> dict:
+    """diffspace's run and the reference on the same saved times: their comparison (:func:`compare`)."""
+    ours = diffspace_closing(CONFIG, overrides)
+    assert ours["summary"]["status"] == "ok"
+    assert ours["max_out_of_plane_m"] < 1e-12  # planar: the reference's 2-D model is the same system
+    case = ClosingCase.from_config(CONFIG, overrides)
+    ref = ClosingReference(case).simulate(ours["ts"], rtol=rtol, atol=atol)
+    return compare(ours, ref, case)
+
+
+def test_reference_rope_forces_are_the_chains_gradient():
+    """The reference's dynamic rope forces without velocity are -dV/dx of tests/rope_reference.py's chain
+    (two codings of the same energy), on a randomly perturbed static shape."""
+    case = ClosingCase.from_config(CONFIG, FAST_CASE)
+    x = static_shapes(case, 0.1)
+    x[:, 1:-1] += 1e-3 * np.random.default_rng(1).normal(size=x[:, 1:-1].shape)
+    gradient = np.stack([rope_chain(case, 0.0).gradient(xk) for xk in x])
+    forces = rope_forces(case, x, np.zeros_like(x))
+    np.testing.assert_allclose(forces, -gradient, rtol=0.0, atol=1e-9 * np.abs(gradient).max())
+
+
+def test_fast_closing_matches_the_independent_model():
+    """Fast case (module notes): static shapes to Newton tolerance, then the closing dynamics sample by sample;
+    the static closing angle and the time the drive reaches it."""
+    d = run(FAST_CASE, rtol=1e-9)
+    r = d["reference"]
+    assert r["peak_contact_force_N"] > 10.0 and r["shaft_travel_m"] > 1e-3  # the ropes strike and push the shaft
+    assert d["initial_shape_m"] < 1e-10
+    assert d["shaft_path_m"] < 1e-10 and d["shaft_velocity_m_s"] < 1e-8
+    assert d["contact_force_N"] < 1e-6 * r["peak_contact_force_N"]
+    assert d["peak_time_s"] == 0.0 and abs(d["peak_contact_force_N"]) < 1e-7 * r["peak_contact_force_N"]
+    assert d["ring_torque_N_m"] < 1e-8 * r["peak_ring_torque_N_m"]
+    assert d["impulse_N_s"] < 1e-8 * r["impulse_N_s"] and d["drive_work_J"] < 1e-8 * abs(r["drive_work_J"])
+    assert abs(d["closing_angle_rad"]) < 1e-10 and abs(d["closing_time_s"]) < 1e-10
+    assert abs(d["final_offset_m"]) < 1e-10
