@@ -33,7 +33,7 @@ from jaxtyping import Array, Float
 from . import spatial
 from .robot import Robot
 from .tree_pass import (
-    TreeMotion, compact_inertias, inner, matvec, path_sums, spatial_inertia, subtree_sums, tree_motion,
+    TreeMotion, compact_inertias, inner, matvec, parameter_inertia, path_sums, subtree_sums, tree_motion,
 )
 
 
@@ -74,7 +74,7 @@ def composite_mass_matrix(
     ancestor, descendant, on_one_branch = ancestor_pairs(tuple(robot.parents))
     sub_a, force_d = subspace[1:][ancestor], force[descendant]
     joints = on_one_branch * sum(sub_a[..., k] * force_d[..., k] for k in range(6))  # S_a^T F_d
-    top = jnp.concatenate([spatial_inertia(mass_c[0], moment_c[0], inertia_c[0]), force.T], axis=1)
+    top = jnp.concatenate([parameter_inertia(mass_c[0], moment_c[0], inertia_c[0]), force.T], axis=1)
     return jnp.concatenate([top, jnp.concatenate([force, joints], axis=1)], axis=0)
 
 

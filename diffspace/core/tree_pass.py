@@ -105,7 +105,7 @@ def compact_inertias(robot: Robot, rot: Float[Array, "nb 3 3"], pos: Float[Array
     return robot.mass[:, None] * com, mm3(mm3(rot, robot.inertia), jnp.swapaxes(rot, -1, -2)) - mm3(mass * cx, cx)
 
 
-def spatial_inertia(mass: Float[Array, "..."], moment: Float[Array, "... 3"], rot_inertia: Float[Array, "... 3 3"]):
+def parameter_inertia(mass: Float[Array, "..."], moment: Float[Array, "... 3"], rot_inertia: Float[Array, "... 3 3"]):
     """The 6x6 spatial inertia ``[[m 1, -[h]x], [[h]x, I_o]]`` of the ten parameters (:func:`compact_inertias`)."""
     hx = spatial.skew(moment)
     eye = mass[..., None, None] * jnp.broadcast_to(jnp.eye(3), hx.shape)
@@ -144,7 +144,7 @@ def tree_motion(robot: Robot, q: Float[Array, " nq"], v: Float[Array, " nv"]) ->
     rates = jnp.concatenate([jnp.zeros(1), v[6:]])
     twist = path_sums(robot.parents, jnp.concatenate([v[None, :6], sub[1:] * v[6:, None]]))
     coriolis = jax.vmap(spatial.cross_motion)(twist, sub * rates[:, None])
-    inertia = spatial_inertia(robot.mass, *compact_inertias(robot, rot, pos))
+    inertia = parameter_inertia(robot.mass, *compact_inertias(robot, rot, pos))
     return TreeMotion(rot, pos, sub, twist, coriolis, inertia)
 
 
