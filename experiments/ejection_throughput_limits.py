@@ -27,7 +27,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from diffspace.app.bench.common import VISCOUS_NMS, BenchConfig, timed_together
+from diffspace.app.bench.common import BenchConfig, timed_together
 from diffspace.app.bench.ejection import ejection_cases
 from diffspace.scenarios.ejection import FLIGHT, RAIL, simulate_ejection
 
@@ -36,12 +36,12 @@ OUT = RESULTS / "ejection_limits"
 RTOL = 1e-6  # the bench's chosen tolerance for 1e-6 accuracy of the separation velocity
 
 
-def run_fn(model, horizon: float, max_segments: int):
+def run_fn(model, horizon: float, max_segments: int, viscous: float):
     """``f(angles, stiffness) -> (separated, accepted+rejected steps, segments used)`` of one ejection."""
 
     def run(angles, stiffness):
         m = eqx.tree_at(lambda mm: (mm.stiffness, mm.friction.viscous), model,
-                        (stiffness, jnp.full(model.robot.n_joints, VISCOUS_NMS)))
+                        (stiffness, jnp.full(model.robot.n_joints, viscous)))
         sol = simulate_ejection(m, angles, horizon, n_save=2, rtol=RTOL, atol=RTOL * 1e-2,
                                 max_segments=max_segments).solution
         separated = jnp.any((sol.segment_mode_before.phase == RAIL) & (sol.segment_mode_after.phase == FLIGHT)
@@ -54,9 +54,10 @@ def run_fn(model, horizon: float, max_segments: int):
 def main() -> dict:
     jax.config.update("jax_enable_x64", True)
     cfg = BenchConfig()
-    _, model, angles, stiffness, horizon, _ = ejection_cases(cfg)
+    cases = ejection_cases(cfg)
+    model, angles, stiffness, horizon = cases.model, cases.angles, cases.stiffness, cases.horizon
     n = angles.shape[0]
-    bench = run_fn(model, horizon, cfg.ejection_max_segments)
+    bench = run_fn(model, horizon, cfg.ejection_max_segments, cases.viscous)
     separated, steps, segments = (np.asarray(x) for x in bench(angles, stiffness))
     if not separated.all():
         raise RuntimeError(f"{int((~separated).sum())} of {n} bench cases did not separate")
@@ -64,7 +65,7 @@ def main() -> dict:
     copies = (jnp.broadcast_to(angles[typical], angles.shape), jnp.broadcast_to(stiffness[typical], (n,)))
     mujoco_steps = json.loads((RESULTS / "bench" / "bench.json").read_text())["mujoco_steps_per_sim"]
     fewest = int(segments.max())
-    tight = run_fn(model, horizon, fewest)
+    tight = run_fn(model, horizon, fewest, cases.viscous)
     t_distinct, t_copies, t_tight = timed_together(
         [lambda: bench(angles, stiffness), lambda: bench(*copies), lambda: tight(angles, stiffness)], 7)
     per_case_step = t_copies / (n * steps[typical])

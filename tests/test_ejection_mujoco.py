@@ -82,12 +82,8 @@ from diffspace.core.spatial import quat_to_rotation
 
 mujoco = pytest.importorskip("mujoco")
 
-from diffspace.io.mjcf import (  # noqa: E402
-    ejection_mujoco_model,
-    mujoco_separation,
-    mujoco_velocity_map,
-    robot_to_mjcf,
-)
+from diffspace.app.bench.mujoco_ejection import ejection_mujoco_model, mujoco_separation  # noqa: E402
+from diffspace.io.mjcf import mujoco_velocity_map, robot_to_mjcf  # noqa: E402
 
 ROBOTS = Path(__file__).resolve().parent.parent / "configs" / "robots"
 K, L, TAU, B = 812.7, 0.086, 2.0, 5.4

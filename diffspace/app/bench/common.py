@@ -12,16 +12,8 @@ import numpy as np
 from ...io.packaged import ROBOTS_DIR
 
 FD_ROBOT = ROBOTS_DIR / "generic_arm7.urdf"
-EJECTION_ROBOT = ROBOTS_DIR / "esd_arm7.toml"
-
-# The ejection paper's parameters (Cai, Wang, Deng, Yang 2023);
-# static = Coulomb friction because MuJoCo has one friction level
-STIFFNESS_N_M = 812.7
-COMPRESSION_M = 0.086
+# The ejection runs the shipped air-table config with static = Coulomb friction (MuJoCo has one friction level)
 FRICTION_TORQUE_NM = 2.0
-VISCOUS_NMS = 5.4
-PLANE_LOCKED = (0, 2, 4, 6)  # joints 1, 3, 5, 7
-PLANE_FREE = (1, 3, 5)  # joints 2, 4, 6
 
 
 @dataclass

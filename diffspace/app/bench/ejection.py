@@ -9,38 +9,55 @@ import os
 
 import numpy as np
 
-from .common import (COMPRESSION_M, EJECTION_ROBOT, FRICTION_TORQUE_NM, PLANE_FREE, PLANE_LOCKED, STIFFNESS_N_M,
-                     VISCOUS_NMS, BenchConfig, Progress, compile_timed, timed, timed_together)
+from typing import NamedTuple
 
-def ejection_cases(cfg: BenchConfig):
-    """The locked plane-mode robot, the hybrid model and a batch of (joint angles, stiffness) cases."""
+from .common import FRICTION_TORQUE_NM, BenchConfig, Progress, compile_timed, timed, timed_together
+
+
+class EjectionCases(NamedTuple):
+    """The benchmark's ejection batch, from the shipped air-table config."""
+
+    robot: object  # the robot with the air table's locked joints merged
+    model: object  # EjectionModel
+    angles: object  # (batch, free joints) start angles [rad]
+    stiffness: object  # (batch,) spring stiffness [N/m]
+    horizon: float  # [s], past the slowest separation
+    names: list  # the named attitudes (the first cases)
+    compression: float  # [m]
+    friction_torque: float  # [N m]: static = Coulomb (MuJoCo has one friction level)
+    viscous: float  # [N m s/rad]
+
+
+def ejection_cases(cfg: BenchConfig) -> EjectionCases:
+    """The shipped air-table ejection (``ejection_plane.toml``; static = Coulomb friction, because MuJoCo has one
+    friction level) for every named attitude of its robot, then random attitudes around them with dispersed
+    spring stiffness."""
     import jax.numpy as jnp
 
-    from ...actuation.friction import JointFriction
-    from ...io import load_robot
-    from ...scenarios.ejection import EjectionModel
+    from ...io.packaged import packaged_config
+    from ...scenarios import load_scenario
 
-    full = load_robot(EJECTION_ROBOT)
+    scenario = load_scenario(packaged_config("ejection_plane.toml"), [
+        f'friction.model="{cfg.ejection_friction}"', f"friction.static_N_m={FRICTION_TORQUE_NM}",
+        f"friction.coulomb_N_m={FRICTION_TORQUE_NM}"])
+    model, _ = scenario.model(scenario.params)
+    full, locked, free = scenario.robot, np.asarray(scenario.locked, dtype=int), np.asarray(scenario.free)
     names = [name for name, _ in full.attitudes]
     atts = np.stack([np.asarray(full.attitude(name)) for name in names])
-    locked = np.array(PLANE_LOCKED)
-    if not np.allclose(atts[:, locked], atts[0, locked]):
+    if not np.allclose(atts[:, locked], np.asarray(scenario.params.attitude)[locked]):
         raise ValueError("bench: the ejection attitudes must share the locked joints' angles (plane mode)")
-    robot = full.lock(list(PLANE_LOCKED), atts[0, locked])
-    free_atts = atts[:, np.array(PLANE_FREE)]
-    friction = JointFriction.uniform(
-        robot.n_joints, FRICTION_TORQUE_NM, FRICTION_TORQUE_NM, VISCOUS_NMS, cfg.ejection_friction
-    )
-    model = EjectionModel.build(robot, friction, STIFFNESS_N_M, COMPRESSION_M, [0.0, 0.0, 1.0], "plane")
+    free_atts = atts[:, free]
     rng = np.random.default_rng(cfg.seed)
     n = cfg.ejection_batch
-    angles = free_atts[np.arange(n) % len(free_atts)] + np.deg2rad(rng.uniform(-10.0, 10.0, (n, robot.n_joints)))
+    angles = free_atts[np.arange(n) % len(free_atts)] + np.deg2rad(rng.uniform(-10.0, 10.0, (n, len(free))))
     angles[: min(n, len(free_atts))] = free_atts[: min(n, len(free_atts))]  # the named attitudes themselves
-    stiffness = STIFFNESS_N_M * rng.uniform(0.85, 1.15, n)
-    stiffness[: min(n, len(free_atts))] = STIFFNESS_N_M
-    mass = float(robot.total_mass)
-    horizon = 1.05 * 0.5 * math.pi * math.sqrt(mass / stiffness.min())  # past the slowest separation
-    return robot, model, jnp.asarray(angles), jnp.asarray(stiffness), horizon, names
+    nominal = float(scenario.params.spring_stiffness)
+    stiffness = nominal * rng.uniform(0.85, 1.15, n)
+    stiffness[: min(n, len(free_atts))] = nominal
+    horizon = 1.05 * 0.5 * math.pi * math.sqrt(float(model.robot.total_mass) / stiffness.min())
+    return EjectionCases(robot=model.robot, model=model, angles=jnp.asarray(angles), stiffness=jnp.asarray(stiffness),
+                         horizon=horizon, names=names, compression=float(scenario.params.spring_compression),
+                         friction_torque=FRICTION_TORQUE_NM, viscous=float(scenario.params.viscous))
 
 
 def ejection_separation_fn(model, horizon: float, max_segments: int):
@@ -77,11 +94,12 @@ def bench_ejection(cfg: BenchConfig, progress: Progress) -> dict:
     import jax.numpy as jnp
 
     res: dict = {}
-    robot, model, angles, stiffness, horizon, names = ejection_cases(cfg)
+    cases = ejection_cases(cfg)
+    model, angles, stiffness, horizon = cases.model, cases.angles, cases.stiffness, cases.horizon
     n = angles.shape[0]
-    viscous = jnp.asarray(VISCOUS_NMS)
+    viscous = jnp.asarray(cases.viscous)
     res.update(
-        ejection_robot=EJECTION_ROBOT.name, ejection_friction_model=cfg.ejection_friction, ejection_batch_size=n,
+        ejection_config="ejection_plane.toml", ejection_friction_model=cfg.ejection_friction, ejection_batch_size=n,
         ejection_horizon_s=horizon, ejection_accuracy_target=cfg.accuracy,
         ejection_stiffness_min_N_m=float(stiffness.min()), ejection_stiffness_max_N_m=float(stiffness.max()),
     )
@@ -145,7 +163,7 @@ def bench_ejection(cfg: BenchConfig, progress: Progress) -> dict:
         res["mujoco"] = "not installed"
         progress.done()
         return res
-    res.update(_bench_mujoco_ejection(cfg, robot, np.asarray(angles), np.asarray(stiffness), horizon, v_ref, th_ref))
+    res.update(_bench_mujoco_ejection(cfg, cases, v_ref, th_ref))
     res["mujoco_version"] = mujoco.__version__
     res["ejection_single_vs_mujoco"] = res["ejection_single_sims_per_s"] / res["mujoco_single_sims_per_s"]
     res["ejection_batched_vs_mujoco"] = res["ejection_batched_sims_per_s"] / res["mujoco_batched_sims_per_s"]
@@ -153,7 +171,7 @@ def bench_ejection(cfg: BenchConfig, progress: Progress) -> dict:
     return res
 
 
-def _bench_mujoco_ejection(cfg, robot, angles, stiffness, horizon, v_ref, th_ref) -> dict:
+def _bench_mujoco_ejection(cfg, cases: EjectionCases, v_ref, th_ref) -> dict:
     """MuJoCo at the cheapest (integrator, timestep) within ``cfg.accuracy`` of its converged result, timed.
 
     Each engine's accuracy is measured against its own converged solution (ours: rtol 1e-11; MuJoCo: RK4
@@ -162,14 +180,17 @@ def _bench_mujoco_ejection(cfg, robot, angles, stiffness, horizon, v_ref, th_ref
     """
     import mujoco
 
-    from ...io.mjcf import ejection_mujoco_model, mujoco_separation
+    from .mujoco_ejection import ejection_mujoco_model, mujoco_separation
 
     friction = cfg.ejection_friction == "hybrid"
+    angles, stiffness = np.asarray(cases.angles), np.asarray(cases.stiffness)
+    horizon, compression = cases.horizon, cases.compression
 
     def models(integrator, dt):
         base = ejection_mujoco_model(
-            robot, stiffness=STIFFNESS_N_M, compression=COMPRESSION_M, frictionloss=FRICTION_TORQUE_NM * friction,
-            damping=VISCOUS_NMS * friction, timestep=dt, integrator=integrator,
+            cases.robot, stiffness=float(stiffness[0]), compression=compression,
+            frictionloss=cases.friction_torque * friction, damping=cases.viscous * friction, timestep=dt,
+            integrator=integrator,
         )
         out = []
         for k in stiffness:
@@ -182,7 +203,7 @@ def _bench_mujoco_ejection(cfg, robot, angles, stiffness, horizon, v_ref, th_ref
         return float(np.max(np.abs(v / ref - 1.0))) if np.all(np.isfinite(v)) else float("inf")
 
     res: dict = {}
-    reference = mujoco_separation(models("RK4", cfg.mujoco_reference_dt), angles, COMPRESSION_M, horizon)
+    reference = mujoco_separation(models("RK4", cfg.mujoco_reference_dt), angles, compression, horizon)
     v_mj = reference["v_m_s"]
     res["mujoco_reference_timestep_s"] = cfg.mujoco_reference_dt
     # cross-engine agreement of the two converged solutions (acceptance: velocity within 1 %,
@@ -200,7 +221,7 @@ def _bench_mujoco_ejection(cfg, robot, angles, stiffness, horizon, v_ref, th_ref
     ladder, chosen = {}, None
     for integrator, dt in sorted(cfg.mujoco_ladder, key=cost):
         ms = models(integrator, dt)
-        err = rel_error(mujoco_separation(ms, angles, COMPRESSION_M, horizon)["v_m_s"], v_mj)
+        err = rel_error(mujoco_separation(ms, angles, compression, horizon)["v_m_s"], v_mj)
         ladder[f"{integrator}_{dt:.0e}"] = err
         if err <= cfg.accuracy:
             chosen = (integrator, dt, ms)
@@ -216,9 +237,9 @@ def _bench_mujoco_ejection(cfg, robot, angles, stiffness, horizon, v_ref, th_ref
     res["mujoco_velocity_rel_error"] = ladder[f"{integrator}_{dt:.0e}"]
     data = mujoco.MjData(ms[0])
     t_single = timed(
-        lambda: mujoco_separation(ms[0], angles[:1], COMPRESSION_M, horizon, data), 2 * cfg.ejection_repeats
+        lambda: mujoco_separation(ms[0], angles[:1], compression, horizon, data), 2 * cfg.ejection_repeats
     )
-    t_batch = timed(lambda: mujoco_separation(ms, angles, COMPRESSION_M, horizon, data), cfg.ejection_repeats)
+    t_batch = timed(lambda: mujoco_separation(ms, angles, compression, horizon, data), cfg.ejection_repeats)
     res["mujoco_single_sim_s"] = t_single
     res["mujoco_single_sims_per_s"] = 1.0 / t_single
     res["mujoco_batched_s"] = t_batch
@@ -227,7 +248,7 @@ def _bench_mujoco_ejection(cfg, robot, angles, stiffness, horizon, v_ref, th_ref
     threads = os.cpu_count() or 1
     if threads > 1:
         datas = [mujoco.MjData(ms[0]) for _ in range(threads)]
-        t_mt = timed(lambda: mujoco_separation(ms, angles, COMPRESSION_M, horizon, datas), cfg.ejection_repeats)
+        t_mt = timed(lambda: mujoco_separation(ms, angles, compression, horizon, datas), cfg.ejection_repeats)
         res["mujoco_batched_threads"] = threads
         res["mujoco_batched_multithread_sims_per_s"] = len(angles) / t_mt
     return res
