@@ -50,14 +50,14 @@ def test_rigid_arm_matches_closed_form(arm, attitudes, friction, static):
     run = jax.jit(jax.vmap(lambda a: paper_ejection(*plane_model(arm, a, friction, static))))
     out = run(angles)
     mass = float(arm.total_mass)
-    assert np.all(np.asarray(out["separated"])) and np.all(np.asarray(out["stable"]))
-    np.testing.assert_allclose(out["equivalent_mass_kg"], mass, rtol=1e-12)
-    assert np.all(rel(out["separation_velocity_m_s"], L * np.sqrt(K / mass)) < 1e-9)
-    assert np.all(rel(out["separation_time_s"], 0.5 * np.pi * np.sqrt(mass / K)) < 1e-9)
-    np.testing.assert_allclose(out["stable_time_s"], out["separation_time_s"], rtol=1e-12)
-    assert np.all(rel(out["stable_velocity_m_s"], L * np.sqrt(K / mass)) < 1e-9)
-    np.testing.assert_allclose(out["stable_angular_velocity_deg_s"], 0.0, atol=1e-9)
-    np.testing.assert_allclose(out["joint_angle_change_final_deg"], 0.0, atol=1e-12)
+    assert np.all(np.asarray(out.separated)) and np.all(np.asarray(out.stable))
+    np.testing.assert_allclose(out.equivalent_mass, mass, rtol=1e-12)
+    assert np.all(rel(out.separation_velocity, L * np.sqrt(K / mass)) < 1e-9)
+    assert np.all(rel(out.separation_time, 0.5 * np.pi * np.sqrt(mass / K)) < 1e-9)
+    np.testing.assert_allclose(out.stable_time, out.separation_time, rtol=1e-12)
+    assert np.all(rel(out.stable_velocity, L * np.sqrt(K / mass)) < 1e-9)
+    np.testing.assert_allclose(np.rad2deg(out.tumbling_rate), 0.0, atol=1e-9)
+    np.testing.assert_allclose(np.rad2deg(out.joint_change_final), 0.0, atol=1e-12)
 
 
 def test_frictionless_equivalent_mass_is_schur_complement(arm, attitudes):
@@ -70,7 +70,7 @@ def test_frictionless_equivalent_mass_is_schur_complement(arm, attitudes):
         idx = jnp.array([2, 6, 7, 8])  # base z (the rail axis) and the three free joints
         hs = h[idx][:, idx]
         schur = hs[0, 0] - hs[0, 1:] @ jnp.linalg.solve(hs[1:, 1:], hs[1:, 0])
-        return paper_ejection(model, free, max_segments=4)["equivalent_mass_kg"], schur
+        return paper_ejection(model, free, max_segments=4).equivalent_mass, schur
 
     m_eq, schur = jax.jit(jax.vmap(both))(angles)
     np.testing.assert_allclose(m_eq, schur, rtol=1e-10)
@@ -116,39 +116,39 @@ def test_paper_recursion_vs_full_simulation(arm, attitudes):
                                      max_segments=320),
         in_axes=(0, None)))
     fine, coarse = consistent(angles, 0.01), consistent(angles, 0.02)
-    assert np.all(np.asarray(fine["stable"]))
-    assert np.all(rel(fine["separation_time_s"], f_tr) < 1.5e-3)
-    assert np.all(rel(fine["separation_velocity_m_s"], f_vr) < 1.5e-3)
-    assert np.all(np.abs(np.asarray(fine["joint_angle_change_at_separation_deg"]) - f_dr) < 0.03)
-    assert np.all(np.abs(np.asarray(fine["joint_angle_change_final_deg"]) - f_df) < 0.03)
-    assert np.all(rel(fine["stable_time_s"], f_ts) < 2e-3)
-    assert np.all(rel(fine["stable_velocity_m_s"], f_vs) < 1e-3)
-    assert np.all(np.abs(np.asarray(fine["stable_angular_velocity_deg_s"]) - f_ws) < 5e-3 * f_ws + 1e-6)
+    assert np.all(np.asarray(fine.stable))
+    assert np.all(rel(fine.separation_time, f_tr) < 1.5e-3)
+    assert np.all(rel(fine.separation_velocity, f_vr) < 1.5e-3)
+    assert np.all(np.abs(np.asarray(np.rad2deg(fine.joint_change_at_separation)) - f_dr) < 0.03)
+    assert np.all(np.abs(np.asarray(np.rad2deg(fine.joint_change_final)) - f_df) < 0.03)
+    assert np.all(rel(fine.stable_time, f_ts) < 2e-3)
+    assert np.all(rel(fine.stable_velocity, f_vs) < 1e-3)
+    assert np.all(np.abs(np.asarray(np.rad2deg(fine.tumbling_rate)) - f_ws) < 5e-3 * f_ws + 1e-6)
     slipping = np.any(np.abs(f_dr) > 1e-6, axis=1)
-    for key, target in (("separation_time_s", f_tr), ("separation_velocity_m_s", f_vr)):
-        err_fine, err_coarse = rel(fine[key], target)[slipping], rel(coarse[key], target)[slipping]
+    for key, target in (("separation_time", f_tr), ("separation_velocity", f_vr)):
+        err_fine, err_coarse = rel(getattr(fine, key), target)[slipping], rel(getattr(coarse, key), target)[slipping]
         assert np.all(err_fine < 0.65 * err_coarse), (key, err_fine, err_coarse)  # first order in dt
 
     # 2. the paper's method as published
     paper = jax.jit(jax.vmap(lambda a: paper_ejection(*plane_model(arm, a))))(angles)
-    p = {key: np.asarray(val) for key, val in paper.items()}
-    np.testing.assert_allclose(p["equivalent_mass_kg"], np.asarray(ref.equivalent_mass), rtol=1e-10)
+    p = jax.tree_util.tree_map(np.asarray, paper)
+    np.testing.assert_allclose(p.equivalent_mass, np.asarray(ref.equivalent_mass), rtol=1e-10)
     assert slipping.tolist() == [True, True, False, True, False]
-    d_tr = (p["separation_time_s"] - f_tr) / f_tr
-    d_vr = (p["separation_velocity_m_s"] - f_vr) / f_vr
+    d_tr = (p.separation_time - f_tr) / f_tr
+    d_vr = (p.separation_velocity - f_vr) / f_vr
     print("\npaper method vs full model (plane, hybrid 4/2/5.4):")
     print(f"{'attitude':11s} {'t_r %':>7s} {'v_r %':>7s} {'t_s %':>7s} {'v_s %':>7s} {'|w_s| p/f':>13s}  "
           "joint change at t_r / final, paper - full [deg]")
     for i, name in enumerate(names):
-        d_ts = p["stable_time_s"][i] / f_ts[i] - 1
+        d_ts = p.stable_time[i] / f_ts[i] - 1
         print(f"{name:11s} {100 * d_tr[i]:7.2f} {100 * d_vr[i]:7.2f} {100 * d_ts:7.2f} "
-              f"{100 * (p['stable_velocity_m_s'][i] / f_vs[i] - 1):7.2f} {p['stable_angular_velocity_deg_s'][i]:6.2f}/"
-              f"{f_ws[i]:6.2f}  {np.round(p['joint_angle_change_at_separation_deg'][i] - f_dr[i], 3)} "
-              f"{np.round(p['joint_angle_change_final_deg'][i] - f_df[i], 3)}")
+              f"{100 * (p.stable_velocity[i] / f_vs[i] - 1):7.2f} {float(np.rad2deg(p.tumbling_rate[i])):6.2f}/"
+              f"{f_ws[i]:6.2f}  {np.round(np.rad2deg(p.joint_change_at_separation[i]) - f_dr[i], 3)} "
+              f"{np.round(np.rad2deg(p.joint_change_final[i]) - f_df[i], 3)}")
     # no joint slips: the recursion is the closed form; the full model agrees to its ODE tolerance (rtol 1e-8)
     mass = float(arm.total_mass)
-    assert np.all(rel(p["separation_time_s"][~slipping], 0.5 * np.pi * np.sqrt(mass / K)) < 1e-12)
-    assert np.all(rel(p["separation_velocity_m_s"][~slipping], L * np.sqrt(K / mass)) < 1e-12)
+    assert np.all(rel(p.separation_time[~slipping], 0.5 * np.pi * np.sqrt(mass / K)) < 1e-12)
+    assert np.all(rel(p.separation_velocity[~slipping], L * np.sqrt(K / mass)) < 1e-12)
     assert np.all(np.abs(d_tr[~slipping]) < 1e-7) and np.all(np.abs(d_vr[~slipping]) < 1e-7)
     assert np.all(d_tr[slipping] < 0) and np.all(d_vr[slipping] < 0)
     assert np.all(np.abs(d_tr) < 0.06) and np.all(np.abs(d_vr) < 0.05)
@@ -161,7 +161,7 @@ def test_paper_recursion_gradient_matches_finite_differences(arm):
     angles = arm.attitude("attitude_2")
 
     def v_sep(viscous):
-        return paper_ejection(*plane_model(arm, angles, viscous=viscous))["separation_velocity_m_s"]
+        return paper_ejection(*plane_model(arm, angles, viscous=viscous)).separation_velocity
 
     value, grad = jax.jit(jax.value_and_grad(v_sep))(VISCOUS)
     f = jax.jit(v_sep)

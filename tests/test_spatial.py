@@ -96,3 +96,13 @@ def test_safe_norm_value_and_finite_gradient_at_zero():
     g = jax.grad(lambda x: safe_norm(x))(jnp.zeros(3))
     assert jnp.all(jnp.isfinite(g)) and jnp.allclose(g, 0.0)
     assert jnp.allclose(jax.grad(safe_norm)(jnp.array([3.0, 4.0, 0.0])), jnp.array([0.6, 0.8, 0.0]), atol=1e-15)
+
+
+def test_safe_norm_keeps_nan_and_has_a_finite_gradient_at_zero():
+    """An undefined vector (NaN) has an undefined norm, never 0: the ejection's tumbling rate of an arm that never
+    settled was reported as 0 deg/s to optimisers and sweeps."""
+    from diffspace.core.spatial import safe_norm
+
+    assert np.isnan(float(safe_norm(jnp.full(3, jnp.nan))))
+    assert float(safe_norm(jnp.array([3.0, 4.0, 0.0]))) == 5.0
+    np.testing.assert_array_equal(jax.grad(safe_norm)(jnp.zeros(3)), np.zeros(3))

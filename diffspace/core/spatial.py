@@ -26,10 +26,10 @@ _EYE3 = np.eye(3)  # a constant, not traced operations
 
 
 def safe_norm(v: Float[Array, "... d"]) -> Float[Array, "..."]:
-    """Euclidean norm over the last axis with finite gradients at zero (double-``where``)."""
+    """Euclidean norm over the last axis with finite gradients at zero (double-``where``); NaN stays NaN."""
     sq = jnp.sum(v * v, axis=-1)
     positive = sq > 0.0
-    return jnp.where(positive, jnp.sqrt(jnp.where(positive, sq, 1.0)), 0.0)
+    return jnp.where(positive, jnp.sqrt(jnp.where(positive, sq, 1.0)), 0.0 * sq)
 
 
 def skew(v: Float[Array, "3"]) -> Float[Array, "3 3"]:

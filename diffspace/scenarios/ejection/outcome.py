@@ -17,6 +17,7 @@ from ...integrate import HybridSolution
 from ...core.spatial import safe_norm
 from ...core.status import Status, first_failure, flag
 from .model import FLIGHT, RAIL, EjectionModel, EjectionRun, rigid_motion
+from .paper import PaperResult
 
 
 class EjectionOutcome(eqx.Module):
@@ -41,7 +42,7 @@ class EjectionOutcome(eqx.Module):
     limit_crossing_time: Float[Array, " n"]  # limits = "flag": first crossing per joint (inf: never)
     solution: HybridSolution
     status: Int[Array, ""]
-    paper: dict  # the paper's recursion on the same case (``ejection.method = "paper"``), else empty
+    paper: PaperResult | None  # the paper's recursion on the same case (``ejection.method = "paper"``)
 
     @property
     def tumbling_rate(self) -> Float[Array, ""]:
@@ -53,7 +54,8 @@ def _nan_unless(ok, x):
     return jnp.where(ok, x, jnp.nan)
 
 
-def ejection_outcome(model: EjectionModel, run: EjectionRun, joint_angles, frictionless_masses, paper: dict):
+def ejection_outcome(model: EjectionModel, run: EjectionRun, joint_angles, frictionless_masses,
+                     paper: PaperResult | None):
     """Separation (first rail -> flight event), stable ejection (all joints stuck in flight), energies."""
     sol = run.solution
     is_separation = sol.segment_event & (sol.segment_mode_before.phase == RAIL) & (sol.segment_mode_after.phase == FLIGHT)

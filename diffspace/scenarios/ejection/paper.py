@@ -76,13 +76,15 @@ eigenvalue (e.g. B = 0 with several slipping joints: ``eigh`` is then degenerate
 
 from __future__ import annotations
 
+import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jaxtyping import Array, Bool, Float, Int
 
 from ...core.dynamics import center_of_mass, mass_matrix, mass_matrix_and_bias, masked_solve, momentum
 from ...actuation.friction import JointFriction
-from ...core.spatial import so3_exp
+from ...core.spatial import safe_norm, so3_exp
 from .model import FLIGHT, RAIL, EjectionModel
 
 _RATE_TOL = 1e-8  # rad/s, as ejection.settle
@@ -91,6 +93,75 @@ _BIG = 1e9
 _GRID = 16  # sub-samples per segment when looking for a joint stop
 _BISECT = 40  # bracket dt/16 -> 1e-14 dt
 _GL_X, _GL_W = np.polynomial.legendre.leggauss(6)
+
+
+class RecursionState(eqx.Module):
+    """The recursion's state at a segment boundary (base axes; rail coordinate ``z = s - l``)."""
+
+    t: Float[Array, ""]
+    z: Float[Array, ""]  # oscillator coordinate (travel - compression)
+    zd: Float[Array, ""]
+    psi: Float[Array, ""]  # eq. 20d's phase offset
+    om: Float[Array, ""]  # the last segment's oscillator frequency
+    theta: Float[Array, " n"]
+    thetad: Float[Array, " n"]
+    vb: Float[Array, "6"]  # base twist
+    slip: Int[Array, " n"]
+    phase: Int[Array, ""]
+    loss: Float[Array, ""]  # friction loss so far [J]
+    force: Float[Array, ""]  # spring force at the boundary
+    n: Int[Array, ""]  # segments done
+    m_eq0: Float[Array, ""]  # equivalent mass of the first segment
+    done: Bool[Array, ""]  # stable ejection reached
+    t_r: Float[Array, ""]
+    theta_r: Float[Array, " n"]
+    v_r: Float[Array, " nv"]
+    t_s: Float[Array, ""]
+    rot: Float[Array, "3 3"]  # base attitude (flight)
+
+
+class PaperResult(eqx.Module):
+    """The recursion's results (SI, radians; NaN where undefined). :meth:`summary` names them as the full model's
+    summary does."""
+
+    equivalent_mass: Float[Array, ""]
+    separated: Bool[Array, ""]
+    separation_time: Float[Array, ""]
+    separation_velocity: Float[Array, ""]
+    joint_change_at_separation: Float[Array, " n"]
+    stable: Bool[Array, ""]
+    stable_time: Float[Array, ""]
+    stable_velocity: Float[Array, ""]  # energy balance, eq. 40
+    stable_velocity_momentum: Float[Array, ""]  # conservation of linear momentum
+    stable_angular_velocity: Float[Array, "3"]  # world axes [rad/s]
+    joint_change_final: Float[Array, " n"]
+    friction_loss: Float[Array, ""]
+    n_segments: Int[Array, ""]
+    negative_kinetic_energy: Bool[Array, ""]  # eq. 40's budget does not close (stable velocity NaN)
+
+    @property
+    def tumbling_rate(self) -> Float[Array, ""]:
+        """|omega| at the stable time [rad/s] (NaN when not stable; finite gradient at zero)."""
+        return safe_norm(self.stable_angular_velocity)
+
+    def summary(self) -> dict:
+        """Host side: the keys of the full model's summary (angles in degrees)."""
+        deg = np.rad2deg
+        scalar = lambda x: None if not np.isfinite(float(x)) else float(x)  # noqa: E731
+        return {
+            "equivalent_mass_kg": float(self.equivalent_mass), "separated": bool(self.separated),
+            "separation_time_s": scalar(self.separation_time),
+            "separation_velocity_m_s": scalar(self.separation_velocity),
+            "joint_angle_change_at_separation_deg": deg(np.asarray(self.joint_change_at_separation)).tolist(),
+            "stable": bool(self.stable), "stable_time_s": scalar(self.stable_time),
+            "stable_velocity_m_s": scalar(self.stable_velocity),
+            "stable_velocity_momentum_m_s": scalar(self.stable_velocity_momentum),
+            "stable_angular_velocity_deg_s": scalar(deg(self.tumbling_rate)),
+            "stable_angular_velocity_vector_deg_s": deg(np.asarray(self.stable_angular_velocity)).tolist(),
+            "joint_angle_change_final_deg": deg(np.asarray(self.joint_change_final)).tolist(),
+            "friction_loss_J": float(self.friction_loss), "n_segments": int(self.n_segments),
+            "negative_kinetic_energy": bool(self.negative_kinetic_energy),
+        }
 
 
 def _hybrid(friction: JointFriction) -> tuple[JointFriction, jax.Array, jax.Array]:
@@ -156,7 +227,7 @@ def _settle(model, fr, static, h, bias, z, v, phase, slip, force):
     if not fr.is_hybrid:
         return v, phase, slip
     stopped = (slip != 0) & (slip * v[6:] <= _RATE_TOL)
-    slip = jnp.where(stopped, 0.0, slip)
+    slip = jnp.where(stopped, 0, slip)
     v = v.at[6:].set(jnp.where(stopped, 0.0, v[6:]))
     f_base = jnp.concatenate([jnp.where(phase == RAIL, force, 0.0) * model.rail_axis, jnp.zeros(3)])
 
@@ -166,7 +237,8 @@ def _settle(model, fr, static, h, bias, z, v, phase, slip, force):
         holding = jax.lax.stop_gradient(constraint[6:])
         excess = jnp.where(slip == 0, jnp.abs(holding) - static * (1 - _SEP_TOL), -jnp.inf)
         worst = jnp.argmax(excess)
-        return slip.at[worst].set(jnp.where(excess[worst] > 0, -jnp.sign(holding[worst]), slip[worst]))
+        direction = -jnp.sign(holding[worst]).astype(slip.dtype)
+        return slip.at[worst].set(jnp.where(excess[worst] > 0, direction, slip[worst]))
 
     return v, phase, jax.lax.fori_loop(0, model.robot.n_joints, release_one, slip)
 
@@ -198,14 +270,9 @@ def _first_stop(rate_of, slip, dt):
 
 
 def paper_ejection(model: EjectionModel, joint_angles, dt: float = 0.02, max_segments: int = 300,
-                   spring: str = "paper", coriolis: bool = False, backaction: bool = False) -> dict:
+                   spring: str = "paper", coriolis: bool = False, backaction: bool = False) -> PaperResult:
     """Run the paper's recursion from rest at ``joint_angles`` (free joints of ``model.robot``). Pure; jit it.
-
-    Returns a dict of arrays: the keys of the full model's summary (SI, angles in degrees) plus
-    ``separated``, ``stable``, ``stable_velocity_momentum_m_s``, ``stable_angular_velocity_vector_deg_s``,
-    ``friction_loss_J``, ``n_segments`` and ``negative_kinetic_energy`` (eq. 40 left less than the rotational
-    energy: the stable velocity is then NaN, not clipped to zero).
-    """
+    The stable velocity is NaN where eq. 40 leaves less than the rotational energy (not clipped to zero)."""
     if spring not in ("oscillator", "paper"):
         raise ValueError(f"spring must be 'oscillator' or 'paper', got {spring!r}")
     if backaction and spring == "paper":
@@ -216,31 +283,31 @@ def paper_ejection(model: EjectionModel, joint_angles, dt: float = 0.02, max_seg
     fr, coulomb, viscous = _hybrid(model.friction)
     static = fr.static_torque
     theta0 = jnp.asarray(joint_angles, dtype=float)
-    slip0 = jnp.ones(n) if fr.model == "none" else jnp.zeros(n)
+    slip0 = jnp.ones(n, dtype=int) if fr.model == "none" else jnp.zeros(n, dtype=int)
 
-    def segment(c, _):
-        q = _config(model, l + c["z"], c["theta"])
+    def segment(c: RecursionState, _):
+        q = _config(model, l + c.z, c.theta)
         if coriolis:
-            h, bias = mass_matrix_and_bias(robot, q, jnp.concatenate([c["vb"], c["thetad"]]))
+            h, bias = mass_matrix_and_bias(robot, q, jnp.concatenate([c.vb, c.thetad]))
         else:
             h, bias = mass_matrix(robot, q), jnp.zeros(robot.nv)
-        v, phase, slip = _settle(model, fr, static, h, bias, c["z"], jnp.concatenate([c["vb"], c["thetad"]]),
-                                 c["phase"], c["slip"], c["force"])
-        separates = (c["phase"] == RAIL) & (phase == FLIGHT)
+        v, phase, slip = _settle(model, fr, static, h, bias, c.z, jnp.concatenate([c.vb, c.thetad]), c.phase, c.slip,
+                                 c.force)
+        separates = (c.phase == RAIL) & (phase == FLIGHT)
         stable = (phase == FLIGHT) & jnp.all(slip == 0) if fr.model != "none" else jnp.asarray(False)
         rail = phase == RAIL
         y = _response(h, *_masked(model, fr, phase, slip))
         m_eq = 1.0 / (e6 @ y @ e6)  # eq. 15 / 19 (used in the rail only)
         om = jnp.where(rail, jnp.sqrt(k / jnp.where(rail, m_eq, 1.0)), 1.0)
-        t, z, zd = c["t"], c["z"], c["zd"]
+        t, z, zd = c.t, c.z, c.zd
         # friction (and velocity-term) push on the base, held over the segment (backaction only; assumption 3)
         tau_f0 = -coulomb * slip - viscous * v[6:]
         push = m_eq * (e6 @ y) @ (jnp.concatenate([jnp.zeros(6), tau_f0]) - bias) if backaction else 0.0
         zg = z - push / k  # oscillator about its shifted equilibrium
         if spring == "oscillator":  # F = -k z(s), eqs. 20a-b
-            psi, fa, fb, f0 = c["psi"], -k * zg, -k * zd / om, -push
+            psi, fa, fb, f0 = c.psi, -k * zg, -k * zd / om, -push
         else:  # eq. 20d with t = t_j + s
-            psi = c["psi"] + jnp.cos(om * t) - jnp.cos(c["om"] * t)
+            psi = c.psi + jnp.cos(om * t) - jnp.cos(c.om * t)
             fa, fb, f0 = k * l * jnp.cos(om * t), -k * l * jnp.sin(om * t), -k * l * psi
         fa, fb, f0 = (jnp.where(rail, x, 0.0) for x in (fa, fb, f0))
         free = fr.free_mask(slip)
@@ -272,63 +339,54 @@ def paper_ejection(model: EjectionModel, joint_angles, dt: float = 0.02, max_seg
         nodes = 0.5 * s * (_GL_X + 1.0)
         rates = jax.vmap(lambda x: state(x)[1])(nodes)
         loss = coulomb @ (slip * d_theta) + 0.5 * s * jnp.einsum("i,ij,j,ij->", _GL_W, rates, viscous * free, rates)
-        new = dict(t=t + s, z=z_new, zd=jnp.where(rail, zd_new, zd), psi=psi, om=om, theta=c["theta"] + d_theta,
-                   thetad=thetad, vb=v[:6] + dv[:6], slip=slip, phase=phase, loss=c["loss"] + loss,
-                   force=f0 + fa * jnp.cos(om * s) + fb * jnp.sin(om * s), n=c["n"] + 1,
-                   rot=c["rot"] @ so3_exp(0.5 * s * (v[3:6] + v[3:6] + dv[3:6])),  # base attitude (flight)
-                   m_eq0=jnp.where(c["n"] == 0, m_eq, c["m_eq0"]))
-        new = {key: jnp.where(stable, c[key], val) for key, val in new.items()}  # stable: no further motion
-        new.update(done=stable, phase=phase, slip=slip, thetad=jnp.where(stable, v[6:], thetad),
-                   vb=jnp.where(stable, v[:6], new["vb"]))
-        for key, val in (("t_r", t), ("theta_r", c["theta"]), ("v_r", v)):
-            new[key] = jnp.where(separates, val, c[key])
-        new["t_s"] = jnp.where(stable, t, c["t_s"])
-        return new, None
+        moved = RecursionState(
+            t=t + s, z=z_new, zd=jnp.where(rail, zd_new, zd), psi=psi, om=om, theta=c.theta + d_theta,
+            thetad=thetad, vb=v[:6] + dv[:6], slip=slip, phase=phase, loss=c.loss + loss,
+            force=f0 + fa * jnp.cos(om * s) + fb * jnp.sin(om * s), n=c.n + 1, m_eq0=jnp.where(c.n == 0, m_eq, c.m_eq0),
+            done=c.done, t_r=c.t_r, theta_r=c.theta_r, v_r=c.v_r, t_s=c.t_s,
+            rot=c.rot @ so3_exp(0.5 * s * (v[3:6] + v[3:6] + dv[3:6])))  # base attitude (flight)
+        new = jax.tree_util.tree_map(lambda old, x: jnp.where(stable, old, x), c, moved)  # stable: no more motion
+        return RecursionState(
+            t=new.t, z=new.z, zd=new.zd, psi=new.psi, om=new.om, theta=new.theta,
+            thetad=jnp.where(stable, v[6:], thetad), vb=jnp.where(stable, v[:6], new.vb), slip=slip, phase=phase,
+            loss=new.loss, force=new.force, n=new.n, m_eq0=new.m_eq0, done=stable,
+            t_r=jnp.where(separates, t, c.t_r), theta_r=jnp.where(separates, c.theta, c.theta_r),
+            v_r=jnp.where(separates, v, c.v_r), t_s=jnp.where(stable, t, c.t_s), rot=new.rot), None
 
     def segment_or_skip(c, _):  # finished runs skip the work (unbatched; under vmap both branches run)
-        return jax.lax.cond(c["done"], lambda c: (c, None), lambda c: segment(c, None), c)
+        return jax.lax.cond(c.done, lambda c: (c, None), lambda c: segment(c, None), c)
 
     zero = jnp.asarray(0.0)
-    carry = dict(t=zero, z=-l, zd=zero, psi=zero, om=zero, theta=theta0, thetad=jnp.zeros(n), vb=jnp.zeros(6),
-                 slip=slip0, phase=jnp.asarray(RAIL), loss=zero, force=k * l, n=jnp.asarray(0), m_eq0=zero,
-                 done=jnp.asarray(False), t_r=jnp.asarray(jnp.nan), theta_r=theta0, v_r=jnp.zeros(robot.nv),
-                 t_s=jnp.asarray(jnp.nan), rot=jnp.eye(3))
+    carry = RecursionState(
+        t=zero, z=-l, zd=zero, psi=zero, om=zero, theta=theta0, thetad=jnp.zeros(n), vb=jnp.zeros(6), slip=slip0,
+        phase=jnp.asarray(RAIL), loss=zero, force=k * l, n=jnp.asarray(0), m_eq0=zero, done=jnp.asarray(False),
+        t_r=jnp.asarray(jnp.nan), theta_r=theta0, v_r=jnp.zeros(robot.nv), t_s=jnp.asarray(jnp.nan), rot=jnp.eye(3))
     c, _ = jax.lax.scan(segment_or_skip, carry, None, length=max_segments)
 
     # eqs. 41-42: angular momentum about the CoM at t_r (world = base axes: no rotation in the rail), rigid
     # inertia at the final attitude; solved in base axes at t_s (base attitude ``rot``), reported in world axes
-    q_r = _config(model, l, c["theta_r"])
+    q_r = _config(model, l, c.theta_r)
     mass = robot.total_mass
-    p_lin, l_ang = momentum(robot, q_r, c["v_r"])
+    p_lin, l_ang = momentum(robot, q_r, c.v_r)
     l_com = l_ang - jnp.cross(center_of_mass(robot, q_r), p_lin)
-    q_s = _config(model, 0.0, c["theta"])
+    q_s = _config(model, 0.0, c.theta)
     com_s = center_of_mass(robot, q_s)
     i_all = mass_matrix(robot, q_s)[3:6, 3:6] - mass * (com_s @ com_s * jnp.eye(3) - jnp.outer(com_s, com_s))
     rot, allowed = model.flight.basis[3:6, 3:6], model.flight.allowed[3:6]
     reduced = allowed[:, None] * (rot.T @ i_all @ rot) * allowed[None, :] + jnp.diag(1.0 - allowed)
-    omega_base = rot @ jnp.linalg.solve(reduced, allowed * (rot.T @ c["rot"].T @ l_com))
-    omega = c["rot"] @ omega_base
+    omega_base = rot @ jnp.linalg.solve(reduced, allowed * (rot.T @ c.rot.T @ l_com))
+    omega = c.rot @ omega_base
     spring_energy = 0.5 * k * l**2
-    kinetic = 2.0 * (spring_energy - c["loss"]) - omega_base @ i_all @ omega_base  # eq. 40: 2 x translational KE
+    kinetic = 2.0 * (spring_energy - c.loss) - omega_base @ i_all @ omega_base  # eq. 40: 2 x translational KE
     negative = kinetic < 0.0  # the recursion's energy budget does not close: no stable velocity from eq. 40
     v_energy = jnp.where(negative, jnp.nan, jnp.sqrt(jnp.where(negative, 1.0, kinetic) / mass))
-    separated, stable = c["phase"] == FLIGHT, c["done"]
+    separated, stable = c.phase == FLIGHT, c.done
     nan_unless = lambda ok, x: jnp.where(ok, x, jnp.nan)  # noqa: E731
     norm = lambda x: jnp.sqrt(jnp.where(x @ x > 0, x @ x, 1.0)) * (x @ x > 0)  # noqa: E731  (NaN-free grad at 0)
-    return {
-        "equivalent_mass_kg": c["m_eq0"],
-        "separated": separated,
-        "separation_time_s": c["t_r"],
-        "separation_velocity_m_s": nan_unless(separated, e @ c["v_r"][:3]),
-        "joint_angle_change_at_separation_deg": jnp.rad2deg(c["theta_r"] - theta0),
-        "stable": stable,
-        "stable_time_s": c["t_s"],
-        "stable_velocity_m_s": nan_unless(stable, v_energy),
-        "stable_velocity_momentum_m_s": nan_unless(separated, norm(p_lin) / mass),
-        "stable_angular_velocity_deg_s": nan_unless(stable, jnp.rad2deg(norm(omega))),
-        "stable_angular_velocity_vector_deg_s": nan_unless(stable, jnp.rad2deg(omega)),
-        "joint_angle_change_final_deg": jnp.rad2deg(c["theta"] - theta0),
-        "friction_loss_J": c["loss"],
-        "n_segments": c["n"],
-        "negative_kinetic_energy": negative,
-    }
+    return PaperResult(
+        equivalent_mass=c.m_eq0, separated=separated, separation_time=c.t_r,
+        separation_velocity=nan_unless(separated, e @ c.v_r[:3]), joint_change_at_separation=c.theta_r - theta0,
+        stable=stable, stable_time=c.t_s, stable_velocity=nan_unless(stable, v_energy),
+        stable_velocity_momentum=nan_unless(separated, norm(p_lin) / mass),
+        stable_angular_velocity=nan_unless(stable, omega), joint_change_final=c.theta - theta0,
+        friction_loss=c.loss, n_segments=c.n, negative_kinetic_energy=negative)

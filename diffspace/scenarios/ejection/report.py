@@ -48,8 +48,8 @@ def summary(scenario, outcome) -> dict:
     crossings = np.asarray(outcome.limit_crossing_time)
     if scenario.limits == "flag":
         out["limit_crossings"] = {f"joint{j + 1}": float(t) for j, t in zip(scenario.free, crossings) if np.isfinite(t)}
-    if outcome.paper:
-        out["paper_method"] = _paper_comparison(outcome.paper, out)
+    if outcome.paper is not None:
+        out["paper_method"] = _paper_comparison(outcome.paper.summary(), out)
     return out
 
 
@@ -66,14 +66,12 @@ def _joint_changes(scenario, outcome) -> dict:
 
 def _paper_comparison(paper: dict, full: dict) -> dict:
     """The paper's recursion on the same case and its relative difference to the full model."""
-    results = {k: (np.asarray(v).tolist() if np.ndim(v) else (bool(v) if v.dtype == bool else _float_or_none(v)))
-               for k, v in paper.items()}
     diff = {}
-    for key, value in results.items():
+    for key, value in paper.items():
         ref = full.get(key)
         if isinstance(value, float) and isinstance(ref, float) and ref != 0:
             diff[key] = (value - ref) / abs(ref)
-    return {"results": results, "relative_difference_to_full": diff}
+    return {"results": paper, "relative_difference_to_full": diff}
 
 
 def write(scenario, outcome, out: Path) -> None:

@@ -40,6 +40,7 @@ from ..robot_config import (ROBOT_FIELDS, SIMULATION_FIELDS, joint_column, joint
 from . import report
 from .model import LIMIT_MODES, EjectionModel, equivalent_mass, plane_locked_joints, simulate_ejection
 from .outcome import EjectionOutcome, ejection_outcome
+from .paper import paper_ejection
 
 SCALAR_PARAMETERS = (
     Parameter("ejection.spring_stiffness_N_m", 1.0, 1e6, "N/m", "spring_stiffness", log=True),
@@ -199,13 +200,11 @@ class Ejection(AbstractScenario):
 
     # ------------------------------------------------------------------ protocol
     def simulate(self, params: EjectionParams) -> EjectionOutcome:
-        from .paper import paper_ejection
-
         model, free_angles = self.model(params)
         s = self.settings
         run = simulate_ejection(model, free_angles, s.t_final, s.n_save, s.rtol, s.atol, s.max_steps, s.max_segments)
         masses = (self.frictionless_equivalent_mass(params, "space"), self.frictionless_equivalent_mass(params, "plane"))
-        paper = paper_ejection(model, free_angles) if self.method == "paper" else {}
+        paper = paper_ejection(model, free_angles) if self.method == "paper" else None
         return ejection_outcome(model, run, free_angles, masses, paper)
 
     def design_space(self) -> tuple[Parameter, ...]:
