@@ -71,14 +71,14 @@ def scenario(*overrides):
 @eqx.filter_jit
 def _k_profile(s, values: dict):
     """k_v(0) at every interior node with design ``values`` (config keys) applied, and convergence."""
-    model = s.model(s.with_design(s.params, values))
+    model = s.model_of(s.with_design(s.params, values))
     x, ok = initial_shape(model)
     return stiffness_profile(model, x), ok
 
 
 @eqx.filter_jit
 def _pressing(s, node, depths, sign):
-    model = s.model(s.params)
+    model = s.model_of(s.params)
     x, _ = initial_shape(model)
     u = contact_direction(x, node)
     return pressing_curve(model, x, node, depths, sign * u)
@@ -171,7 +171,7 @@ def end_condition_study(ec: str, value_mass: list[str], data: Path, quick: bool)
              "virtual_peak_N": virt_peak[n], "k_v0_N_m": float(virt["k_v0_N_m"][NODES.index(n) * len(SPEEDS)]),
              "dynamic_restitution": float(res["restitution"][i]), "dynamic_ok": bool(dyn_ok[i])}
             for i, n in enumerate(DYN_NODES) if i == 0 or i >= 3]
-    attach = eqx.filter_jit(lambda s: s.model(s.with_design(s.params, {K_TOR: k_d})).rings.attach_angles)(virtual)
+    attach = eqx.filter_jit(lambda s: s.model_of(s.with_design(s.params, {K_TOR: k_d})).rings.attach_angles)(virtual)
     record = {
         "k_tor_virtual_fit_N_m_rad": k_v, "k_tor_virtual_fit_std_N_m_rad": fit_v["std_errors"][K_TOR],
         "k_tor_dynamic_N_m_rad": k_d, "dynamic_gauss_newton_next_step_N_m_rad": k_d2 - k_d,

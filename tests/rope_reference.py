@@ -323,7 +323,7 @@ def diffspace_statics(config, nodes, depths, overrides=()) -> dict:
 
     @eqx.filter_jit
     def statics(scenario, nodes, depths):
-        model = scenario.model(scenario.params)
+        model = scenario.model_of(scenario.params)
         x, ok = initial_shape(model)
         forces, ok_f = jax.vmap(lambda n: pressing_curve(model, x, n - 1, depths))(nodes)
         directions = jax.vmap(lambda n: contact_direction(x, n - 1, model.approach))(nodes)

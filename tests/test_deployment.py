@@ -35,7 +35,7 @@ def tube_parts(s: Deployment):
     radius = 0.5 * float(p.inner_diameter + p.thickness)
     length = float(p.length)
     mass = float(p.density) * 2.0 * np.pi * radius * float(p.thickness) * length
-    if s.model == "shell":
+    if s.interface_model == "shell":
         transverse = mass * (0.5 * radius**2 + length**2 / 12.0)
     else:  # half the mass in a ring on each face: rings at +-L/2 from the tube centre
         transverse = mass * (0.5 * radius**2 + 0.25 * length**2)

@@ -36,7 +36,7 @@ def test_locked_joints_match_rigid_oscillator(attitude):
 def test_frictionless_energy_and_momentum(config):
     case = _case("friction.model=\"none\"", "simulation.rtol=1e-10", "simulation.atol=1e-12", config=config)
     result = simulate_default(case)
-    model, _ = case.model(case.params)
+    model, _ = case.model_of(case.params)
     sol = result.solution
     index = int(np.argmax(np.asarray(sol.segment_event)))
     q_sep, v_sep = sol.segment_y.q[index], sol.segment_y.v[index]
@@ -50,7 +50,7 @@ def test_frictionless_energy_and_momentum(config):
 
 def test_equivalent_mass_is_schur_complement_and_sets_initial_acceleration():
     case = _case("friction.model=\"none\"", "ejection.attitude=\"attitude_2\"")
-    model, free_angles = case.model(case.params)
+    model, free_angles = case.model_of(case.params)
     q0 = model.robot.neutral().at[7:].set(free_angles)
     h = np.asarray(ds.mass_matrix(model.robot, q0))
     rows = np.r_[2, 6:model.robot.nv]  # rail = base z, then the free joints

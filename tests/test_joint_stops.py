@@ -51,7 +51,7 @@ def test_stop_holds_the_joint_rebounds_with_restitution_and_energy_closes(stoppe
     # the transition at the stop event, replayed: rebound -e * rate, or held at the stop for e = 0
     k = _stop_event(outcome, scenario)
     sol = outcome.solution
-    model, _ = scenario.model(params)
+    model, _ = scenario.model_of(params)
     y = jax.tree_util.tree_map(lambda a: a[k], sol.segment_y)
     mode = jax.tree_util.tree_map(lambda a: a[k], sol.segment_mode_before)
     rate = float(y.v[6 + JOINT4])

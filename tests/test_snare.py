@@ -49,7 +49,7 @@ def paper():
 
     @eqx.filter_jit
     def statics(scenario):
-        model = scenario.model(scenario.params)
+        model = scenario.model_of(scenario.params)
         along_depths = jnp.linspace(0.0, 0.004, model.fit_depths.shape[0] + 1)[1:]  # taut beyond ~1 cm
         x, ok = initial_shape(model)
         springs = jax.vmap(lambda n: virtual_spring(model, x, n - 1))(jnp.array(NODES))
@@ -145,7 +145,7 @@ def ends():
     the clamped fittings of a snare whose rotating ring turns at 10 deg/s."""
     @eqx.filter_jit
     def statics(scenario):
-        model = scenario.model(scenario.params)
+        model = scenario.model_of(scenario.params)
         x, ok = initial_shape(model)
         attach = model.rings.attachments(0.0)
         residual = static_residual(model.rope, x[1:-1], x[0], x[-1], attach=attach)
@@ -251,7 +251,7 @@ def test_dynamic_rope_gradients_match_finite_differences():
     scenario = load_scenario(CONFIG, SMALL)
 
     def dynamic(speed, k_tor):
-        model = scenario.model(scenario.with_design(scenario.params, {"rope.bending_stiffness_N_m_rad": k_tor}))
+        model = scenario.model_of(scenario.with_design(scenario.params, {"rope.bending_stiffness_N_m_rad": k_tor}))
         x, _ = initial_shape(model)
         res = dynamic_impact(model, x, 3, speed, 0.25, rtol=1e-9, atol=1e-12, n_save=300, max_steps=20_000)
         return res.peak_force, res.status
@@ -266,7 +266,7 @@ def test_dynamic_rope_gradients_match_finite_differences():
     assert float(g_k) == pytest.approx(float(fd_k), rel=2e-3)
     assert float(g_v) > 0.0 and float(g_k) > 0.0
 
-    model = scenario.model(scenario.params)
+    model = scenario.model_of(scenario.params)
     coef = jnp.array([1500.0, -1.2e5, 5.0e6])  # a softening virtual spring (paper-like, Eq. (41))
     peak = jax.jit(jax.value_and_grad(lambda v: snare_virtual_impact(model, coef, v).peak_force))
     f1, g = peak(0.06)

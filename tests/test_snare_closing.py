@@ -33,7 +33,7 @@ SAMPLES = eqx.filter_jit(lambda model, ts, ys: jax.vmap(lambda t, y: sc.sample(m
 
 def _model(*overrides):
     scenario = load_scenario(CONFIG, [*FAST, *overrides])
-    return scenario.model(scenario.params)
+    return scenario.model_of(scenario.params)
 
 
 def _solve(model, position, velocity, t_end, rope_velocity=None):

@@ -114,7 +114,7 @@ def check_friction_ejection(mechanism: dict, mode: str):
 
 def _assert_momentum_constant_after(scenario, outcome, t_separation: float):
     """Linear and angular momentum (world origin) at every saved time after separation equal the first."""
-    model, _ = scenario.model(scenario.params)
+    model, _ = scenario.model_of(scenario.params)
     ts, q, v = (np.asarray(x) for x in (outcome.solution.ts, outcome.solution.ys.q, outcome.solution.ys.v))
     flight = ts > t_separation + 1e-9
     if flight.sum() < 2:

@@ -40,7 +40,7 @@ def ejection_cases(cfg: BenchConfig) -> EjectionCases:
     scenario = load_scenario(packaged_config("ejection_plane.toml"), [
         f'friction.model="{cfg.ejection_friction}"', f"friction.static_N_m={FRICTION_TORQUE_NM}",
         f"friction.coulomb_N_m={FRICTION_TORQUE_NM}"])
-    model, _ = scenario.model(scenario.params)
+    model, _ = scenario.model_of(scenario.params)
     full, locked, free = scenario.robot, np.asarray(scenario.locked, dtype=int), np.asarray(scenario.free)
     names = [name for name, _ in full.attitudes]
     atts = np.stack([np.asarray(full.attitude(name)) for name in names])

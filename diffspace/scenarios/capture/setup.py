@@ -61,8 +61,8 @@ def capture_fields(cfg: dict) -> dict:
         tip_radius=jnp.asarray(arm["tip_radius_m"]), plane_normal=jnp.asarray(plane_normal),
         planar=jnp.asarray(1.0 if planar else 0.0), scales=jnp.ones(2), tip=sim_robot.frame_index(arm["tip_frame"]),
     )
-    params = CaptureParams(jnp.asarray(cap["approach_speed_m_s"], float), approach, law.stiffness, law.restitution,
-                           law.exponent)
+    params = CaptureParams(approach_speed=jnp.asarray(cap["approach_speed_m_s"], float), approach_angles=approach,
+                           stiffness=law.stiffness, restitution=law.restitution, exponent=law.exponent)
     return dict(params=params, model=model, robot=robot, angles=jnp.asarray(angles), q0=q0, target_x0=jnp.asarray(x0),
                target_quat0=rotation_to_quat(jnp.asarray(rot)), basis=jnp.asarray(basis),
                t_final=jnp.asarray(sim["t_final_s"], float), tolerances=jnp.asarray([sim["rtol"], sim["atol"]]),

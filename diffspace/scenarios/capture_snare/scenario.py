@@ -114,13 +114,14 @@ class CaptureSnare(AbstractScenario):
         if not 2 <= node <= last:
             raise ConfigError(f"snare_strike.node: expected an interior rope node in 2..{last}; got {node}")
         m_arm, m_target = (jnp.asarray(float(m)) for m in capture.effective_masses())
-        model = snare.model(snare.params, m_arm * m_target / (m_arm + m_target))
+        model = snare.model_of(snare.params, m_arm * m_target / (m_arm + m_target))
         coefficients, limits, converged = node_table(model, np.arange(2, last + 1))
         if not converged:
             raise SolverFailure(f"snare_strike.config ({path}): the rope's static pressing solves did not converge "
                                 "at some node (rope / virtual_spring settings)")
         cap = capture.params
-        params = CaptureSnareParams(cap.approach_speed, cap.approach_angles, jnp.asarray(node))
+        params = CaptureSnareParams(approach_speed=cap.approach_speed, approach_angles=cap.approach_angles,
+                                    node=jnp.asarray(node))
         return cls(params=params, model=model, coefficients=coefficients, fit_limits=limits,
                    normal=capture.basis[:, 0], basis=capture.basis, arm_mass=m_arm, target_mass=m_target,
                    n_save=cfg["simulation"]["n_save"], snare_config=str(path))

@@ -82,7 +82,7 @@ def summary(scenario, outcome: Outcome) -> dict:
     return {
         "status": Status(int(outcome.status)).label,
         "scheme": scenario.n_modules - 1,
-        "interface_model": scenario.model,
+        "interface_model": scenario.interface_model,
         "drive_law": scenario.law,
         **metrics,
         "motion_end_s": float(outcome.motion_end),

@@ -129,7 +129,7 @@ class Deployment(AbstractScenario):
     params: DeploymentParams
     settings: Settings
     n_modules: int = eqx.field(static=True)
-    model: str = eqx.field(static=True)
+    interface_model: str = eqx.field(static=True)  # "shell" | "beam"
     law: str = eqx.field(static=True)
     mesh: tuple[int, int, int] = eqx.field(static=True)  # circumferential, axial, Gauss points
 
@@ -142,18 +142,20 @@ class Deployment(AbstractScenario):
         _check(cfg)
         m, i, d, s, mesh = cfg["mast"], cfg["interface"], cfg["drive"], cfg["simulation"], cfg["mesh"]
         a = lambda x: jnp.asarray(x, dtype=float)  # noqa: E731
-        mast = MastParams(a(m["module_edge_m"]), a(m["module_density_kg_m3"]), a(i["length_m"]),
-                          a(i["inner_diameter_m"]), a(i["thickness_m"]), a(i["young_Pa"]), a(i["poisson"]),
-                          a(i["density_kg_m3"]), a(i["damping_s"]))
+        mast = MastParams(edge=a(m["module_edge_m"]), module_density=a(m["module_density_kg_m3"]),
+                          length=a(i["length_m"]), inner_diameter=a(i["inner_diameter_m"]),
+                          thickness=a(i["thickness_m"]), young=a(i["young_Pa"]), poisson=a(i["poisson"]),
+                          density=a(i["density_kg_m3"]), damping=a(i["damping_s"]))
         settings = Settings.for_horizon(d["duration_s"] + s["settle_s"], s["step_s"], s["frame_steps"],
                                         iterations=s["newton_iterations"], rho_inf=s["rho_inf"])
-        return cls(DeploymentParams(mast, build_drive(d)), settings, m["scheme"] + 1, i["model"], d["law"],
-                   (mesh["n_circumferential"], mesh["n_axial"], mesh["gauss_points"]))
+        return cls(params=DeploymentParams(mast=mast, drive=build_drive(d)), settings=settings,
+                   n_modules=m["scheme"] + 1, interface_model=i["model"], law=d["law"],
+                   mesh=(mesh["n_circumferential"], mesh["n_axial"], mesh["gauss_points"]))
 
     # ------------------------------------------------------------------ physics
     def mast(self, params: DeploymentParams) -> Mast:
         n_circ, n_axial, n_gauss = self.mesh
-        return build_mast(params.mast, params.drive, self.n_modules, self.model, n_circ, n_axial, n_gauss)
+        return build_mast(params.mast, params.drive, self.n_modules, self.interface_model, n_circ, n_axial, n_gauss)
 
     def simulate(self, params: DeploymentParams) -> Outcome:
         outcome = simulate_mast(self.mast(params), self.settings)

@@ -168,7 +168,7 @@ class Ejection(AbstractScenario):
         return [j for j in range(self.robot.n_joints) if j not in self.locked]
 
     # ------------------------------------------------------------------ model
-    def model(self, params: EjectionParams, locked=None, friction_model=None, mode=None):
+    def model_of(self, params: EjectionParams, locked=None, friction_model=None, mode=None):
         """The ejection model (locked joints merged at their angles) and the free joints' angles."""
         locked = self.locked if locked is None else locked
         friction_model = friction_model or self.friction_model
@@ -194,13 +194,13 @@ class Ejection(AbstractScenario):
         locked = self.locked_in(mode)
         if len(locked) == self.robot.n_joints:
             return self.robot.total_mass
-        model, free_angles = self.model(params, locked, "none", mode)
+        model, free_angles = self.model_of(params, locked, "none", mode)
         q0 = model.robot.neutral().at[7:].set(free_angles)
         return equivalent_mass(model, q0, jnp.ones(model.robot.n_joints))
 
     # ------------------------------------------------------------------ protocol
     def simulate(self, params: EjectionParams) -> EjectionOutcome:
-        model, free_angles = self.model(params)
+        model, free_angles = self.model_of(params)
         s = self.settings
         run = simulate_ejection(model, free_angles, s.t_final, s.n_save, s.rtol, s.atol, s.max_steps, s.max_segments)
         masses = (self.frictionless_equivalent_mass(params, "space"), self.frictionless_equivalent_mass(params, "plane"))

@@ -105,8 +105,9 @@ class FreeFloating(AbstractScenario):
             raise ConfigError(f"motion.end_effector: unknown frame '{ee}'")
         if m["base_motion"] in ("planar", "rail") and np.linalg.norm(m["base_axis"]) == 0:
             raise ConfigError("motion.base_axis: must be non-zero")
-        params = FreeFloatingParams(jnp.asarray(amplitude), jnp.asarray(m["torque_period_s"], float),
-                                    jnp.asarray(m["joint_damping_N_m_s_rad"], float))
+        params = FreeFloatingParams(torque_amplitude=jnp.asarray(amplitude),
+                                    torque_period=jnp.asarray(m["torque_period_s"], float),
+                                    joint_damping=jnp.asarray(m["joint_damping_N_m_s_rad"], float))
         return cls(params=params, robot=robot, base_motion=BaseMotion.named(m["base_motion"], m["base_axis"]),
                    q0=robot.neutral().at[7:].set(jnp.asarray(angles)),
                    v0=jnp.concatenate([jnp.asarray(m["initial_base_twist"], float), jnp.asarray(rates)]),

@@ -137,9 +137,10 @@ class Impact(AbstractScenario):
         if fr["model"] != "none" and fr["mu"] == 0.0:
             raise ConfigError(f"friction.mu: must be > 0 with friction.model = '{fr['model']}'")
         a = lambda x: jnp.asarray(x, dtype=float)  # noqa: E731
-        params = ImpactParams(a(imp["approach_speed_m_s"]), a(imp["initial_gap_m"]), a(imp["mass1_kg"]),
-                              a(imp["mass2_kg"]), a(_stiffness(con)), a(con["exponent"]), a(con["restitution_c"]),
-                              a(fr["mu"]), a(fr["gravity_m_s2"]))
+        params = ImpactParams(
+            approach_speed=a(imp["approach_speed_m_s"]), initial_gap=a(imp["initial_gap_m"]), mass1=a(imp["mass1_kg"]),
+            mass2=a(imp["mass2_kg"]), stiffness=a(_stiffness(con)), exponent=a(con["exponent"]),
+            restitution=a(con["restitution_c"]), mu=a(fr["mu"]), gravity=a(fr["gravity_m_s2"]))
         return cls(params=params, t_max=a(imp["t_max_s"]), tolerances=(sim["rtol"], sim["atol"]),
                    budget=(sim["max_steps"], sim["max_segments"], sim["n_save"]), law=con["law"],
                    friction_model=fr["model"])

@@ -1,7 +1,7 @@
 """A grapple shaft striking one wire rope of a space snare (Cai et al. 2021, Sections 3 and 4.2).
 
 Besides the scenario, the helpers the capture scenario uses to put the snare's virtual spring behind its own
-striking mass: ``Snare.from_config`` / ``Snare.model(params, mass)``, :func:`node_table`,
+striking mass: ``Snare.from_config`` / ``Snare.model_of(params, mass)``, :func:`node_table`,
 :func:`virtual_impact` (re-exported from :mod:`diffspace.bodies` and :mod:`diffspace.contact`).
 """
 

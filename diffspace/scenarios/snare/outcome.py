@@ -98,7 +98,7 @@ def surface_fit(model: SnareModel, sweep: StaticSweep, end_distances, degree_d: 
 def simulate_snare(scenario, params) -> SnareOutcome:
     """Everything ``diffspace run`` reports (see the module docstring). The installed shape and the struck
     node's pressing curve are the first member of the end-distance sweep of the surface fit (one batch)."""
-    model = scenario.model(params)
+    model = scenario.model_of(params)
     node, speed = params.node - 1, params.approach_speed
     distances = jnp.concatenate([model.rings.end_distance[None], scenario.end_distances])
     sweep = static_sweep(model, node, distances)
@@ -125,7 +125,7 @@ def snare_metrics(scenario, params) -> dict:
     ``max_indentation_m`` and ``fit_range_fraction`` (maximum indentation over the virtual spring's fitted
     depth range; > 1: the polynomial is extrapolated), the virtual spring's own ``virtual_*`` numbers and
     ``k_v0_N_m``, the ``dynamic_*`` ones with ``simulation.method = "dynamic"``, ``approach_speed_m_s``."""
-    model = scenario.model(params)
+    model = scenario.model_of(params)
     node, speed = params.node - 1, params.approach_speed
     x_eq, shape_ok = initial_shape(model)
     spring = virtual_spring(model, x_eq, node)

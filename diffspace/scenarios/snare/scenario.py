@@ -85,10 +85,12 @@ class SnareParams(AbstractParams):
 def _params(cfg: dict, arm: dict) -> SnareParams:
     i, r, c = cfg["strike"], cfg["rope"], cfg["contact"]
     a = lambda x: jnp.asarray(x, dtype=float)  # noqa: E731
-    return SnareParams(jnp.asarray(i["node"]), a(i["approach_speed_m_s"]), a(i["initial_gap_m"]), a(i["mass_kg"]),
-                       a(arm.get("selected", np.nan)), a(i["target_mass_kg"]), a(r["bending_stiffness_N_m_rad"]),
-                       a(r["axial_rigidity_N"]), a(c["stiffness_N_m_n"]), a(c["restitution_c"]),
-                       a(cfg["virtual_spring"]["damping_N_s_m"]), a(_deg(cfg["snare"]["ring_rate_deg_s"])))
+    return SnareParams(
+        node=jnp.asarray(i["node"]), approach_speed=a(i["approach_speed_m_s"]), initial_gap=a(i["initial_gap_m"]),
+        mass=a(i["mass_kg"]), arm_mass=a(arm.get("selected", np.nan)), target_mass=a(i["target_mass_kg"]),
+        bending_stiffness=a(r["bending_stiffness_N_m_rad"]), axial_rigidity=a(r["axial_rigidity_N"]),
+        contact_stiffness=a(c["stiffness_N_m_n"]), contact_restitution=a(c["restitution_c"]),
+        virtual_damping=a(cfg["virtual_spring"]["damping_N_s_m"]), ring_rate=a(_deg(cfg["snare"]["ring_rate_deg_s"])))
 
 
 class Snare(AbstractScenario):
@@ -146,7 +148,7 @@ class Snare(AbstractScenario):
             return params.mass
         return params.arm_mass * params.target_mass / (params.arm_mass + params.target_mass)
 
-    def model(self, params: SnareParams, mass=None) -> SnareModel:
+    def model_of(self, params: SnareParams, mass=None) -> SnareModel:
         """The rope model of ``params`` (clamps installed; pure). ``mass`` [kg] overrides the striking mass."""
         mass = self.striking_mass(params) if mass is None else jnp.asarray(mass, float)
         rope = self.rope.build(params.axial_rigidity, params.bending_stiffness)

@@ -33,7 +33,7 @@ class ClosingOutcome(eqx.Module):
 
 
 def _solve(scenario, params, with_zone: bool) -> ClosingOutcome:
-    model = scenario.model(params)
+    model = scenario.model_of(params)
     y0, ok = initial_state(model, params.shaft_position, params.shaft_velocity)
     sol = closing_solve(model, y0, scenario.end_time, **scenario.solver_settings)
     samples = jax.vmap(lambda t, y: sample(model, t, y))(sol.ts, sol.ys)

@@ -88,9 +88,11 @@ class SnareClosing(AbstractScenario):
         check_config(cfg)
         c, s, r, k, sim = cfg["closing"], cfg["shaft"], cfg["rope"], cfg["contact"], cfg["simulation"]
         a = lambda x: jnp.asarray(x, dtype=float)  # noqa: E731
-        params = ClosingParams(build_drive(cfg["drive"]), a(s["mass_kg"]), a(s["initial_position_m"]),
-                               a(s["initial_velocity_m_s"]), a(r["bending_rigidity_N_m2"]), a(r["axial_rigidity_N"]),
-                               a(k["stiffness_N_m_n"]), a(k["restitution_c"]), a(k["reference_speed_m_s"]))
+        params = ClosingParams(
+            drive=build_drive(cfg["drive"]), shaft_mass=a(s["mass_kg"]), shaft_position=a(s["initial_position_m"]),
+            shaft_velocity=a(s["initial_velocity_m_s"]), bending_rigidity=a(r["bending_rigidity_N_m2"]),
+            axial_rigidity=a(r["axial_rigidity_N"]), contact_stiffness=a(k["stiffness_N_m_n"]),
+            contact_restitution=a(k["restitution_c"]), reference_speed=a(k["reference_speed_m_s"]))
         scenario = cls(params=params, rope=rope_spec(r, "pinned"),
                        rings=SnareRings(c["ring_radius_m"], c["open_end_distance_m"], 1.0), shaft=Shaft(s["radius_m"]),
                        contact_exponent=a(k["exponent"]), end_time=a(c["end_time_s"]),
@@ -106,7 +108,7 @@ class SnareClosing(AbstractScenario):
         return {"rtol": self.tolerances[0], "atol": self.tolerances[1], "n_save": self.budget[0],
                 "max_steps": self.budget[1]}
 
-    def model(self, params: ClosingParams) -> ClosingModel:
+    def model_of(self, params: ClosingParams) -> ClosingModel:
         """The closing model of ``params`` (pure): ``k_tor = EI / l_0``, the rest bend turned outward."""
         k_tor = params.bending_rigidity * self.rope.n_sections / self.rope.length
         rope = self.rope.build(params.axial_rigidity, k_tor)
@@ -150,7 +152,7 @@ class SnareClosing(AbstractScenario):
 
 def _initial_nodes(scenario: SnareClosing):
     """Every rope's nodes (R, N+1, 3) and the shaft position at ``t = 0``, and whether the static solve converged."""
-    model = scenario.model(scenario.params)
+    model = scenario.model_of(scenario.params)
     y0, ok = initial_state(model, scenario.params.shaft_position, scenario.params.shaft_velocity)
     nodes, _ = rope_nodes(model, 0.0, y0.x_free, y0.v_free)
     return nodes, y0.p, ok
