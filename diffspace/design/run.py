@@ -22,6 +22,7 @@ import jax
 import numpy as np
 
 from ..io.results import print_summary
+from ..io.scene import save_scene
 from ..scenarios import AbstractScenario
 from ..core.status import ConfigError, SolverFailure, Status, failed
 from . import cases as cs
@@ -49,8 +50,16 @@ def run_single(scenario: AbstractScenario, out: Path) -> dict:
         print(f"warning: {Status(status).description}", file=sys.stderr)
     summary = scenario.summary(outcome)
     scenario.write(outcome, out)
+    write_scene(scenario, outcome, out)
     print_summary(summary, scenario.name)
     return summary
+
+
+def write_scene(scenario: AbstractScenario, outcome, out: Path) -> None:
+    """``out/scene.npz``: the outcome's 3-D scene for the report (nothing for a scenario without one)."""
+    scene = scenario.scene(outcome)
+    if scene is not None:
+        save_scene(out / "scene.npz", scene)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -109,6 +118,7 @@ def run_study(builder: cs.CaseBuilder, spec: StudySpec, out: Path) -> dict:
             continue
         table[label] = scenario.summary(outcome)
         scenario.write(outcome, out / label)
+        write_scene(scenario, outcome, out / label)
     columns = spec.columns or tuple(k for k, v in next(iter(table.values())).items() if isinstance(v, float))[:8]
     print_study(table, columns)
     plot_study(out / "study.png", table, columns)

@@ -11,7 +11,11 @@ links on a loop of their own, duplicate names, unknown or unsupported joint type
 (constraints, not independent joints), missing ``<parent>``/``<child>``, non-numeric or non-finite numbers,
 zero joint axes, inverted limits, non-physical mass properties and moving parts without mass are refused
 with one :class:`~diffspace.core.status.ConfigError` line naming the file and the first few offending links or
-joints. Loading runs in NumPy: per link only attribute reads, then batched rotations and checks and one
+joints.
+
+``<visual>`` elements do not enter the dynamics: :func:`load_visuals` reads them separately (host-side
+metadata for reports, kept outside the ``Robot``'s arrays): boxes, cylinders (along the visual frame's z),
+spheres and STL meshes (with ``scale``), each placed by its ``<origin>`` in the link frame. Loading runs in NumPy: per link only attribute reads, then batched rotations and checks and one
 conversion to JAX in :func:`~diffspace.core.robot.build_robot`, so time grows linearly with the link count.
 """
 
@@ -28,6 +32,7 @@ import numpy as np
 from ..core.robot import LinkTree, Robot, build_robot, check_size, validate_link_tree, validate_mass_properties
 from ..core.status import ConfigError, capped, shown
 from .files import read_bytes
+from .scene import Mesh, box, cylinder, sphere
 
 _KINDS = {"revolute": "revolute", "continuous": "revolute", "prismatic": "prismatic", "fixed": "fixed"}
 _INERTIA = ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
@@ -282,3 +287,61 @@ def load_urdf(path: str | Path) -> Robot:
     )
     validate_link_tree(tree, str(path))
     return build_robot(tree)
+
+
+def _mesh_file(filename: str, base: Path) -> Path:
+    """A ``<mesh filename>``: relative to the URDF's folder; ``package://pkg/rest`` looks for ``rest`` in that
+    folder and its parents; ``file://`` is a plain path."""
+    if filename.startswith("file://"):
+        return Path(filename[len("file://"):])
+    if filename.startswith("package://"):
+        rest = Path(*Path(filename[len("package://"):]).parts[1:])
+        for folder in (base, *base.parents):
+            if (folder / rest).is_file():
+                return folder / rest
+        return base / rest
+    return base / filename
+
+
+def _visual_geometry(visual: ET.Element, where: str, base: Path) -> Mesh:
+    from .stl import decimated, read_stl
+
+    geometry = visual.find("geometry")
+    shape = None if geometry is None else next(iter(geometry), None)
+    if shape is None:
+        raise ConfigError(f"{where}: <visual> without geometry")
+    if shape.tag == "box":
+        return box(_triple(shape, "size", "", where + "/box"))
+    if shape.tag == "cylinder":
+        radius, length = _number(shape, "radius", None, where), _number(shape, "length", None, where)
+        return cylinder((0.0, 0.0, -length / 2), (0.0, 0.0, length / 2), radius)
+    if shape.tag == "sphere":
+        return sphere(_number(shape, "radius", None, where))
+    if shape.tag == "mesh":
+        filename = shape.get("filename", "")
+        if not filename.lower().endswith(".stl"):
+            raise ConfigError(f"{where}: mesh {shown(filename)}: only STL meshes are drawn")
+        mesh = decimated(read_stl(_mesh_file(filename, base)))
+        scale = _triple(shape, "scale", "1 1 1", where + "/mesh")
+        return Mesh(mesh.vertices * np.asarray(scale), mesh.faces)
+    raise ConfigError(f"{where}: unknown visual geometry {shown(shape.tag)}")
+
+
+def load_visuals(path: str | Path) -> tuple[dict[str, Mesh], list[str]]:
+    """Visual geometry per link (link name -> one mesh in the link frame) and one line per visual that could
+    not be drawn (unknown geometry, a missing or non-STL mesh file): those links keep their primitives."""
+    path = Path(path)
+    root = _parse(path)
+    visuals, problems = {}, []
+    for name, link in _links(root, path).items():
+        parts = []
+        for visual in link.findall("visual"):
+            where = f"{path}: link {shown(name)}/visual"
+            try:
+                xyz, rpy = _origin(visual, where)
+                parts.append(_visual_geometry(visual, where, path.parent).placed(rpy_rotations(rpy)[0], xyz))
+            except ConfigError as err:
+                problems.append(str(err))
+        if parts:
+            visuals[name] = Mesh.join(*parts)
+    return visuals, problems

@@ -4,7 +4,7 @@ r"""The scenario protocol: what every scenario implements, and all that ``run``/
 A scenario is a final ``equinox.Module`` subclassing :class:`AbstractScenario` (Equinox's abstract/final
 pattern). Its fields are the model (static topology as static fields, physical parameters as arrays) and
 ``params``, the scenario's own :class:`AbstractParams` Module built from the config. Host-side methods
-(``schema``, ``from_config``, ``summary``, ``write``, ``design_space``, ``read_data``) run in Python; the
+(``schema``, ``from_config``, ``summary``, ``write``, ``scene``, ``design_space``, ``read_data``) run in Python; the
 pure ones (``simulate``, ``metrics``, ``with_design``) are JAX functions usable under ``jit``, ``vmap`` and
 ``grad``::
 
@@ -191,6 +191,22 @@ class AbstractScenario(eqx.Module):
     @abc.abstractmethod
     def write(self, outcome: AbstractOutcome, out: Path) -> None:
         """Time series and PNG plots of one outcome into ``out`` (the design layer writes summary.json)."""
+
+    def scene(self, outcome: AbstractOutcome):
+        """The outcome's 3-D scene (:class:`~diffspace.io.scene.Scene`) at sampled saved times, for the report;
+        ``None`` for a scenario without one (host side). By default the ``scene(scenario, outcome)`` function
+        of the scenario package's ``scene`` module, built from the outcome's time series and the core's
+        kinematics."""
+        import importlib
+
+        package = type(self).__module__.rsplit(".", 1)[0]
+        try:
+            module = importlib.import_module(package + ".scene")
+        except ModuleNotFoundError as err:
+            if err.name != package + ".scene":
+                raise
+            return None
+        return module.scene(self, outcome)
 
     def diagnose(self, outcome: AbstractOutcome) -> str:
         """One line saying what went wrong in a failed outcome, naming the phase (host side)."""
