@@ -85,6 +85,20 @@ def test_trivial_and_degenerate_problems():
         _check_solution(M, q, np.asarray(z))
 
 
+def test_q_entry_negative_by_round_off_is_solved():
+    """The force LCP of a block resting on a plane (mu = 0.3, m = 2 kg, dt = 2.5 ms) whose stopped tangential speed
+    is round-off (2.5e-21 m/s): q_2 = -1e-18 next to q_3 = 0 ties with it in the first ratio test. The first pivot
+    must still be on the most negative q (on the tied zero it left w_2 < 0, and the pivots ended on a false ray).
+    Against exact rational enumeration (one solution, z_3 = 1e-18)."""
+    M = np.array([[0.4999999999999999, 0.0, 0.0], [-0.14999999999999997, 0.9999999999999998, 1.0], [0.3, -1.0, 0.0]])
+    q = np.array([5.726051144481326e-03, -9.999362367647694e-19, 0.0])
+    z, info = lemke(M, q)
+    assert bool(info.converged) and not bool(info.ray_termination)
+    _check_solution(M, q, np.asarray(z))
+    ((exact, _),) = enumerate_lcp_exact(M, q)
+    np.testing.assert_allclose(z, exact, atol=TOL * np.abs(q).max())
+
+
 def _spd_problems(rng, conditions, per_condition, n):
     """Symmetric positive-definite ``M`` with the given 2-norm condition numbers (random eigenvectors,
     eigenvalues spread geometrically from 1 to 1/cond) and standard normal ``q``; shape ``(len(conditions),

@@ -30,7 +30,9 @@ loop would pay ``max_pivots`` every time. The pivots run on the scaled problem (
 Acceptance (what ``converged`` means): the pivots only choose the complementary basis ``s``; the solution
 is then recomputed from the data on that basis, ``B x = q`` with ``B = diag(1 - s) - M diag(s)`` (basic
 ``z_i = x_i`` where ``s_i``, basic ``w_i = x_i`` elsewhere, the other member of each pair exactly 0, so
-``z.w = 0`` holds by construction), by an LU solve and one step of iterative refinement ``x <- x + B^{-1}
+``z.w = 0`` holds by construction), by an LU solve with partial pivoting (:func:`diffspace.core.linalg.lu_factor`:
+array loops, no LAPACK call, so batches of LCPs under ``vmap`` cannot hit jaxlib 0.10.2's thread-pool deadlock in
+batched LAPACK solves) and one step of iterative refinement ``x <- x + B^{-1}
 (q - B x)``, on the scaled problem (powers of two near ``max|M|`` and ``max|q|``: exact, and ``z``, ``w``
 become comparable O(1) numbers). Its componentwise forward-error bound, the one LAPACK's ``dgerfs``
 evaluates (Higham, *Accuracy and Stability of Numerical Algorithms*, ch. 7; ``n + 1`` covers the rounding
@@ -57,7 +59,8 @@ tableau's basis), ``z = s * x``. Differentiating ``w - M z = q`` with the basis 
 
 .. math:: dz = s \odot B^{-1} (dq + dM\, z),
 
-the implicit-function derivative of the active-set linear system. It is defined as one ``jax.custom_jvp``
+the implicit-function derivative of the active-set linear system (an LU of ``B``,
+:func:`diffspace.core.linalg.general_solve`). It is defined as one ``jax.custom_jvp``
 rule, which serves forward mode directly and reverse mode by JAX's transposition of this linear map:
 the transpose is ``q_bar = B^{-T} (s * z_bar)``, ``M_bar = q_bar z^T``, exactly what a hand-written
 ``custom_vjp`` would compute (one function cannot carry both a ``custom_jvp`` and a ``custom_vjp``; the
@@ -77,6 +80,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, ArrayLike, Bool, Float, Int
+
+from ..core.linalg import general_solve, lu_factor, lu_solve
 
 PIVOT_TOL = 1e-11  # pivot-column entries up to this times max(1, its largest entry) count as zero
 TIE_TOL = 1e-11  # ratios closer than this (relative) are ties, resolved by the next lexicographic column
@@ -153,7 +158,7 @@ def _lemke_jvp(max_pivots, primals, tangents):
     M, q = primals
     dM, dq = tangents
     z, info = _lemke(max_pivots, M, q)
-    dz = jnp.where(info.basis, jnp.linalg.solve(_basis_matrix(M, info.basis), dq + dM @ z), 0.0)
+    dz = jnp.where(info.basis, general_solve(_basis_matrix(M, info.basis), dq + dM @ z), 0.0)
     return (z, info), (dz, _zero_tangent(info))
 
 
@@ -189,11 +194,11 @@ def basis_solution(M, q, zbasic) -> BasisSolution:
     (``M / max|M|``, ``q / max|q|``, where both are O(1))."""
     n = q.shape[0]
     basis = _basis_matrix(M, zbasic)
-    factor = jax.scipy.linalg.lu_factor(basis)
-    x = jax.scipy.linalg.lu_solve(factor, q)
-    x = x + jax.scipy.linalg.lu_solve(factor, q - basis @ x)
+    factor = lu_factor(basis)
+    x = lu_solve(factor, q)
+    x = x + lu_solve(factor, q - basis @ x)
     residual = q - basis @ x
-    inverse = jax.scipy.linalg.lu_solve(factor, jnp.eye(n))
+    inverse = lu_solve(factor, jnp.eye(n))
     gamma = (n + 1) * jnp.finfo(q.dtype).eps
     bound = jnp.abs(inverse) @ (jnp.abs(residual) + gamma * (jnp.abs(basis) @ jnp.abs(x) + jnp.abs(q)))
     tiny = jnp.finfo(q.dtype).tiny
@@ -238,8 +243,10 @@ def _pivot_until_done(M, q, max_pivots: int) -> _Pivoting:
     artificial = 2 * n
     tableau = jnp.concatenate([jnp.eye(n), -M, -jnp.ones((n, 1)), q[:, None]], axis=1)
     trivial = jnp.all(q >= 0.0)
-    # first pivot: z0 enters at the most negative q (lexicographically), making the basis feasible
-    first = _lexmin_row(tableau, jnp.ones(n), jnp.ones(n, bool))
+    # first pivot: z0 enters at the most negative q, making the basis feasible; the lexicographic order breaks
+    # exact ties only (a near tie, e.g. q_i = -1e-16 next to q_j = 0, must still pivot on i: pivoting on j left
+    # w_i < 0 and ended the pivots on a false ray)
+    first = _lexmin_row(tableau, jnp.ones(n), q == jnp.min(q))
     start = _Pivoting(
         tableau=jnp.where(trivial, tableau, _pivot(tableau, first, artificial)),
         basis=jnp.where(trivial, jnp.arange(n), jnp.arange(n).at[first].set(artificial)),

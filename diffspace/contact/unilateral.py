@@ -72,6 +72,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Bool, Float, Int
 
+from ..core.linalg import spd_solver
 from .lcp import LemkeInfo, lemke
 
 FORMULATIONS = ("acceleration", "velocity")
@@ -151,11 +152,7 @@ def contact_step(
     """
     if formulation not in FORMULATIONS:
         raise ValueError(f"unknown contact formulation '{formulation}' ({', '.join(FORMULATIONS)})")
-    chol = jax.scipy.linalg.cho_factor(mass)
-
-    def minv(x):
-        return jax.scipy.linalg.cho_solve(chol, x)
-
+    minv = spd_solver(mass)  # one Cholesky (array loops, no LAPACK call: batches under vmap), implicit derivatives
     free_accel = minv(force)
     gamma_n = contacts.normal_jac @ velocity
     if formulation == "acceleration":

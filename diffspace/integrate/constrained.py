@@ -25,8 +25,10 @@ so ``J \dot w = \gamma`` with ``J = [B; A]`` and ``gamma = -(d/dt)(J) w - Phi_tt
 .. math:: \begin{bmatrix} M & J^T \\ J & 0\end{bmatrix}\begin{bmatrix}\dot w\\ \lambda\end{bmatrix}
           = \begin{bmatrix} Q \\ \gamma\end{bmatrix}
 
-is solved through the Schur complement (Cholesky of ``M`` and of ``S = J M^{-1} J^T``); the rows must be
-independent (``S`` positive definite). ``-J^T lambda`` is the generalised constraint force: the
+is solved through the Schur complement (Cholesky of ``M`` and of ``S = J M^{-1} J^T``, by the array loops of
+:mod:`diffspace.core.linalg`: no LAPACK call, so the solves batch under ``vmap`` without jaxlib 0.10.2's
+thread-pool deadlock, and they are differentiated implicitly); the rows must be independent (``S`` positive
+definite). ``-J^T lambda`` is the generalised constraint force: the
 multipliers are the joint reactions in the units of their rows.
 
 **Projection** (optional, after every solver step). The index-1 solution drifts off ``Phi = 0`` at the
@@ -50,8 +52,9 @@ import abc
 import equinox as eqx
 import jax
 import jax.numpy as jnp
-from jax.scipy.linalg import cho_factor, cho_solve
 from jaxtyping import Array, Float
+
+from ..core.linalg import spd_solve, spd_solver
 
 
 class AbstractConstrainedSystem(eqx.Module):
@@ -147,12 +150,12 @@ def constraint_rows(system: AbstractConstrainedSystem, t, q, w, stab: Stabilizat
 
 def kkt_solve(mass, jacobian, force, gamma):
     """``(w', lambda)`` of ``[M J^T; J 0][w'; lambda] = [Q; gamma]`` by the Schur complement (Cholesky twice)."""
-    chol = cho_factor(mass)
-    free = cho_solve(chol, force)
+    minv = spd_solver(mass)
+    free = minv(force)
     if jacobian.shape[0] == 0:
         return free, jnp.zeros(0)
-    minv_jt = cho_solve(chol, jacobian.T)
-    lam = cho_solve(cho_factor(jacobian @ minv_jt), jacobian @ free - gamma)
+    minv_jt = minv(jacobian.T)
+    lam = spd_solve(jacobian @ minv_jt, jacobian @ free - gamma)
     return free - minv_jt @ lam, lam
 
 
@@ -162,10 +165,11 @@ def constrained_accelerations(system: AbstractConstrainedSystem, t, q, w, stab: 
     return kkt_solve(system.mass_matrix(q), rows.jacobian, system.forces(t, q, w), rows.gamma)
 
 
-def _least_norm_step(chol, jacobian, residual):
-    """Mass-weighted least-norm ``dw`` with ``J dw = -residual``: ``-M^{-1} J^T (J M^{-1} J^T)^{-1} residual``."""
-    minv_jt = cho_solve(chol, jacobian.T)
-    return -minv_jt @ cho_solve(cho_factor(jacobian @ minv_jt), residual)
+def _least_norm_step(minv, jacobian, residual):
+    """Mass-weighted least-norm ``dw`` with ``J dw = -residual``: ``-M^{-1} J^T (J M^{-1} J^T)^{-1} residual``
+    (``minv``: the solver of ``M``, :func:`~diffspace.core.linalg.spd_solver`)."""
+    minv_jt = minv(jacobian.T)
+    return -minv_jt @ spd_solve(jacobian @ minv_jt, residual)
 
 
 def violation(system: AbstractConstrainedSystem, t, q, w) -> tuple[Float[Array, ""], Float[Array, ""]]:
@@ -191,14 +195,15 @@ def _velocity_rows(system: AbstractConstrainedSystem, t, q, w):
 def project_positions(system: AbstractConstrainedSystem, t, q, iterations: int = 2) -> Float[Array, " nq"]:
     """Gauss-Newton projection of ``q`` onto ``Phi(t, q) = 0`` (``iterations`` fixed steps, module docstring)."""
     t = _time(t)
-    chol = cho_factor(system.mass_matrix(q))
-    w_zero = jnp.zeros(chol[0].shape[0])
+    mass = system.mass_matrix(q)
+    minv = spd_solver(mass)
+    w_zero = jnp.zeros(mass.shape[0])
     if jax.eval_shape(lambda: system.constraints(t, q)).shape[0] == 0:
         return q
 
     def step(qk, _):
         jac = _affine_jacobian(lambda ww: constraint_velocity(system, t, qk, ww), w_zero)
-        return system.retract(qk, _least_norm_step(chol, jac, system.constraints(t, qk))), None
+        return system.retract(qk, _least_norm_step(minv, jac, system.constraints(t, qk))), None
 
     q, _ = jax.lax.scan(step, q, None, length=iterations)
     return q
@@ -209,4 +214,4 @@ def project_velocities(system: AbstractConstrainedSystem, t, q, w) -> Float[Arra
     jacobian, residual = _velocity_rows(system, _time(t), q, w)
     if jacobian.shape[0] == 0:
         return w
-    return w + _least_norm_step(cho_factor(system.mass_matrix(q)), jacobian, residual)
+    return w + _least_norm_step(spd_solver(system.mass_matrix(q)), jacobian, residual)
