@@ -1,4 +1,4 @@
-"""The ``diffspace`` command: ``run | sweep | optimize | fit | bench``.
+"""The ``diffspace`` command: ``run | sweep | optimize | fit | bench | view``.
 
 A config selects its scenario (``scenario = "<name>"`` or its scenario section). Bad input prints one line
 per problem naming the key or file and exits with status 2, without a traceback; a simulation that fails
@@ -26,6 +26,10 @@ def _config_path(args) -> Path:
 
 
 def _dispatch(args) -> int:
+    if args.command == "view":
+        from .report.open import view
+
+        return view(Path(args.directory))
     if args.command == "bench":  # measures compile times: never from the cache
         from .bench import run_bench
 
@@ -59,6 +63,8 @@ def build_parser() -> argparse.ArgumentParser:
     bench = sub.add_parser("bench")
     bench.add_argument("--quick", action="store_true", help="small batches, few repeats")
     bench.add_argument("--out", default="runs/bench")
+    view = sub.add_parser("view", help="open DIR/report.html in the default browser (or print its path)")
+    view.add_argument("directory", metavar="DIR")
     return parser
 
 

@@ -79,6 +79,17 @@ def _result_dir(args, loaded: Loaded, extra_files: list[Path] = ()) -> ResultDir
     return ResultDir(Path(args.out), args.command, digest, args.overwrite, loaded.name)
 
 
+def write_html_report(work: Path, loaded: Loaded) -> None:
+    """``report.html`` in the results being written (every command's last file; see :mod:`diffspace.app.report`)."""
+    import time
+
+    from .report import write_report
+
+    start = time.perf_counter()
+    write_report(work, config=loaded.raw, robot_files=loaded.files)
+    print(f"report written in {time.perf_counter() - start:.1f} s (open it with: diffspace view DIR)", file=sys.stderr)
+
+
 def command_run(args, loaded: Loaded) -> dict:
     study = "study" in loaded.design
     spec = design.parse_study(loaded.design["study"]) if study else None
@@ -88,6 +99,7 @@ def command_run(args, loaded: Loaded) -> dict:
         else:
             summary = design.run_single(loaded.scenario, work)
         write_summary(work, summary)
+        write_html_report(work, loaded)
     if summary.get("failures"):
         raise SolverFailure("; ".join(summary["failures"]) + f" (the other cases are in {args.out})")
     return summary
@@ -110,6 +122,7 @@ def command_sweep(args, loaded: Loaded) -> dict:
     with _result_dir(args, loaded) as work:
         summary = design.run_sweep(builder, spec, work, progress=not args.quiet)
         write_summary(work, summary)
+        write_html_report(work, loaded)
     print_summary(summary, f"{loaded.name} sweep ({spec.n_cases} cases)")
     return summary
 
@@ -124,6 +137,7 @@ def command_optimize(args, loaded: Loaded) -> dict:
         (work / "optimum.toml").write_text(loaded.derived_config(
             optimum, f"optimum found by diffspace optimize {args.config}; run it with diffspace run"))
         write_summary(work, summary)
+        write_html_report(work, loaded)
     print_summary(summary, f"{loaded.name} optimisation")
     return summary
 
@@ -141,6 +155,7 @@ def command_fit(args, loaded: Loaded) -> dict:
     with _result_dir(args, loaded, [data_path]) as work:
         result, predicted = design.run_fit(loaded.scenario, data, params, initial, options)
         summary = write_fit(work, loaded, data_path, data, result, predicted)
+        write_html_report(work, loaded)
     if not result.converged:
         print(f"warning: the fit did not converge: {result.message}", file=sys.stderr)
     print_summary(summary, f"{loaded.name} identification")

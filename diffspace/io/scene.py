@@ -129,7 +129,18 @@ def box(size, center=(0.0, 0.0, 0.0)) -> Mesh:
     return Mesh(corners * np.asarray(size, float) + np.asarray(center, float), np.array(faces))
 
 
-def _frame_along(axis) -> np.ndarray:
+def inertia_box(mass: float, inertia, com=(0.0, 0.0, 0.0), fallback: float = 0.1) -> Mesh:
+    """The box with this mass and CoM inertia (principal axes; edges :math:`a_i^2 = 6(\\mathrm{tr} I - 2 I_i)/m`),
+    centred on the CoM; a cube of edge ``fallback`` without a positive mass and inertia."""
+    moments, axes = np.linalg.eigh(np.asarray(inertia, float))
+    if mass > 0 and np.all(moments > 0):
+        edges = np.sqrt(np.clip(6.0 * (np.sum(moments) - 2.0 * moments) / mass, (0.1 * fallback) ** 2, None))
+    else:
+        edges = np.full(3, fallback)
+    return box(edges).placed(axes, com)
+
+
+def frame_along(axis) -> np.ndarray:
     """Rotation whose third column is the unit ``axis``."""
     z = np.asarray(axis, float) / np.linalg.norm(axis)
     helper = np.array([1.0, 0.0, 0.0]) if abs(z[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
@@ -161,7 +172,7 @@ def capsule(start, end, radius: float, segments: int = 12) -> Mesh:
     top = [(radius * np.cos(a), length + radius * np.sin(a)) for a in angles]
     mesh = _lathe(np.array(bottom + top), segments)
     axis = end - start if length > 0 else np.array([0.0, 0.0, 1.0])
-    return mesh.placed(_frame_along(axis), start)
+    return mesh.placed(frame_along(axis), start)
 
 
 def cylinder(start, end, radius: float, segments: int = 16) -> Mesh:
@@ -169,7 +180,7 @@ def cylinder(start, end, radius: float, segments: int = 16) -> Mesh:
     start, end = np.asarray(start, float), np.asarray(end, float)
     length = float(np.linalg.norm(end - start))
     mesh = _lathe(np.array([(0.0, 0.0), (radius, 0.0), (radius, length), (0.0, length)]), segments)
-    return mesh.placed(_frame_along(end - start), start)
+    return mesh.placed(frame_along(end - start), start)
 
 
 def sphere(radius: float, center=(0.0, 0.0, 0.0), segments: int = 12) -> Mesh:
@@ -180,7 +191,7 @@ def sphere(radius: float, center=(0.0, 0.0, 0.0), segments: int = 12) -> Mesh:
 
 def plate(normal, size: float, center=(0.0, 0.0, 0.0)) -> Mesh:
     """A square of edge ``size`` with the given ``normal`` (a plane drawn as a patch)."""
-    frame = _frame_along(normal)
+    frame = frame_along(normal)
     corners = np.array([[-1, -1, 0], [1, -1, 0], [1, 1, 0], [-1, 1, 0]]) * size / 2
     return Mesh(corners @ frame.T + np.asarray(center, float), np.array([[0, 1, 2], [0, 2, 3]]))
 

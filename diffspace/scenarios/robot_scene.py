@@ -2,7 +2,7 @@
 the core's :func:`~diffspace.core.dynamics.frame_pose` at the sampled configurations.
 
 Primitives (in each link's own frame): the base is the box with the base's mass and principal moments of
-inertia (edge lengths :math:`a_i^2 = 6(\\mathrm{tr} I - 2 I_i)/m`, centred on its CoM, along its principal axes);
+inertia (:func:`~diffspace.io.scene.inertia_box`);
 every moving link is a capsule from its joint to each child joint and to each extra frame attached to it (a
 leaf link without one: to twice its CoM). A URDF ``<visual>`` replaces a link's primitive in the report.
 """
@@ -15,7 +15,7 @@ import numpy as np
 
 from ..core.dynamics import frame_pose
 from ..core.robot import Robot
-from ..io.scene import Body, Mesh, box, capsule, sphere
+from ..io.scene import Body, Mesh, capsule, inertia_box, sphere
 
 LINK_COLORS = ("#4c72b0", "#dd8452")  # alternating, so neighbouring links read apart
 
@@ -23,16 +23,6 @@ LINK_COLORS = ("#4c72b0", "#dd8452")  # alternating, so neighbouring links read 
 def _reach(robot: Robot) -> float:
     lengths = np.linalg.norm(np.asarray(robot.placement_pos)[1:], axis=1)
     return float(max(np.sum(lengths), 1e-3))
-
-
-def _base_box(robot: Robot, reach: float) -> Mesh:
-    mass, inertia = float(robot.mass[0]), np.asarray(robot.inertia[0])
-    moments, axes = np.linalg.eigh(inertia)
-    if mass > 0 and np.all(moments > 0):
-        edges = np.sqrt(np.clip(6.0 * (np.sum(moments) - 2.0 * moments) / mass, (0.02 * reach) ** 2, None))
-    else:
-        edges = np.full(3, 0.15 * reach)
-    return box(edges).placed(axes, np.asarray(robot.com[0]))
 
 
 def _link_targets(robot: Robot, body: int) -> list[np.ndarray]:
@@ -51,7 +41,7 @@ def link_meshes(robot: Robot) -> dict[str, Mesh]:
     """Primitive geometry of every body of ``robot`` (link name -> mesh in the link frame)."""
     reach = _reach(robot)
     radius = float(np.clip(0.03 * reach, 0.005, 0.08))
-    meshes = {robot.body_names[0]: _base_box(robot, reach)}
+    meshes = {robot.body_names[0]: inertia_box(float(robot.mass[0]), robot.inertia[0], robot.com[0], 0.15 * reach)}
     for body in range(1, len(robot.body_names)):
         targets = _link_targets(robot, body)
         parts = [capsule(np.zeros(3), t, radius) for t in targets] or [sphere(radius)]
