@@ -13,8 +13,7 @@ from scipy.optimize import brentq
 from scipy.spatial.transform import Rotation
 from segmented_beam import ArmParameters, converged_peaks
 
-from diffspace.bodies import ModalLink, RigidBodies
-from diffspace.bodies.flexible_multibody import FlexibleMultibody
+from diffspace.bodies import ModalLink, Multibody, RigidBodies
 from diffspace.integrate import Stabilization
 from diffspace.io.packaged import DATA_DIR
 from diffspace.scenarios import load_scenario
@@ -66,12 +65,12 @@ class Beam:
         return energy
 
 
-def free_link(beam: Beam) -> FlexibleMultibody:
+def free_link(beam: Beam) -> Multibody:
     """The beam as one free flexible body (no joints, no applied forces, undamped)."""
     link = ModalLink(0, beam.modes, jnp.asarray(beam.length), jnp.asarray(beam.mass),
                      jnp.array([-beam.length / 2, 0.0, 0.0]), jnp.asarray(FREE_LINK_HZ), jnp.asarray(0.0))
     bodies = RigidBodies(("beam",), jnp.array([beam.mass]), jnp.asarray(beam.rigid_inertia())[None])
-    return FlexibleMultibody(bodies, (), flexible=(link,))
+    return Multibody(bodies, (), flexible=(link,))
 
 
 def random_state(seed: int, modes: int):

@@ -4,19 +4,23 @@ r"""Rigid bodies, joint constraints and assumed-mode links: a ready
 Generalised coordinates are the flat maximal coordinates of :mod:`.rigid` followed by the modal coordinates of
 the flexible links (:mod:`.modal`), ``q = [q_rigid, eta]``, ``w = [w_rigid, eta']``. The equations are the
 Newton-Euler equations of every body with the joints' constraint forces (paper Eq. 10), extended by the
-modal equations and their coupling (Eqs. 15-17):
+modal equations and their coupling (Eqs. 15-17, with the link's complete first-order kinetic energy):
 
 .. math::
-    \begin{bmatrix} M_r & C^T \\ C & I \end{bmatrix}\dot w + B^T\lambda
-    = \begin{bmatrix} Q_{applied} + [0; -\omega_i\times J_i\omega_i] + Q_{c} \\
-      -2\zeta\Omega\dot\eta - \Omega^2\eta + Q_\eta \end{bmatrix},
+    \Big(\mathrm{diag}(M_r, 0) + \sum_k P_k^T M_k(R_k, \eta_k) P_k\Big)\dot w + B^T\lambda
+    = \begin{bmatrix} Q_{applied} + [0; -\omega_i\times J_i\omega_i] \\ 0 \end{bmatrix}
+      + \sum_k P_k^T Q_k(R_k, \omega_k, \eta_k, \dot\eta_k),
 
-with ``C`` the modal matrices transformed to the inertial frame and ``Q_c``, ``Q_eta`` the coupling's
-velocity-product terms (see :mod:`.modal`). When ``momentum`` is given, the paper's momentum constraints
-(Eqs. 7-8) are extra velocity rows ``G^T M w = h_0`` (``G``: rigid motions of the whole system, zero on the
-modal coordinates; linear momentum and angular momentum about the world origin). With only internal forces
-these rows hold by themselves (``G^T B^T = 0`` for joint forces), so their multipliers only remove numerical
-drift, and the KKT matrix stays regular.
+with ``P_k`` selecting link ``k``'s body velocity ``[v, omega]`` and its modal rates, ``M_k`` the link's
+addition to its body's mass matrix (:meth:`.modal.ModalLink.mass_matrix`: the modal matrix rotated to the
+inertial frame, the deflection's first moment coupling translation and rotation, the first-order inertia change)
+and ``Q_k`` its stiffness, damping and velocity-product forces from the same energy
+(:meth:`.modal.ModalLink.forces`; derivation in :mod:`.modal`). When ``momentum`` is given, the paper's momentum
+constraints (Eqs. 7-8) are extra velocity rows ``G^T M w = h_0`` (``G``: rigid motions of the whole system, zero
+on the modal coordinates; linear momentum and angular momentum about the world origin), built from this mass
+matrix, so they hold the true momentum, deflection included. With only internal forces these rows hold by
+themselves (``G^T B^T = 0`` for joint forces), so their multipliers only remove numerical drift, and the KKT
+matrix stays regular.
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ from __future__ import annotations
 from typing import Callable
 
 import jax.numpy as jnp
+import jax.scipy.linalg
+import numpy as np
 from jaxtyping import Array, Float
 
 from ..integrate.constrained import AbstractConstrainedSystem
@@ -64,45 +70,36 @@ class Multibody(AbstractConstrainedSystem):
         return x[start : start + self.flexible[link].modes]
 
     # ------------------------------------------------------------------ the system
+    def _slots(self, k: int) -> np.ndarray:
+        """Velocity indices of flexible link ``k``: its body's ``[v, omega]``, then its modal rates."""
+        link = self.flexible[k]
+        modal_start = self.bodies.nv + sum(lk.modes for lk in self.flexible[:k])
+        body = np.arange(6 * link.body, 6 * link.body + 6)
+        return np.concatenate([body, np.arange(modal_start, modal_start + link.modes)])
+
     def mass_matrix(self, q):
         rigid = self.bodies.mass_matrix()
         if not self.flexible:
             return rigid
-        coupling = self._coupling(q)
-        return jnp.block([[rigid, coupling.T], [coupling, jnp.eye(self.n_modal)]])
-
-    def _coupling(self, q) -> Float[Array, "k nv"]:
-        """``C``: each link's ``[L_v R^T, L_omega]`` in its body's columns."""
-        blocks = []
-        for link in self.flexible:
+        n_modal = self.n_modal
+        mass = jax.scipy.linalg.block_diag(rigid, jnp.zeros((n_modal, n_modal)))
+        for k, link in enumerate(self.flexible):
             rot, _ = self.bodies.pose(self.rigid(q), link.body)
-            lv, lw = link.coupling()
-            block = jnp.zeros((link.modes, self.bodies.nv))
-            blocks.append(block.at[:, 6 * link.body : 6 * link.body + 6].set(jnp.concatenate([lv @ rot.T, lw], 1)))
-        return jnp.concatenate(blocks)
+            slots = self._slots(k)
+            mass = mass.at[np.ix_(slots, slots)].add(link.mass_matrix(rot, self.modal(q, k)))
+        return mass
 
     def forces(self, t, q, w):
         qr, wr = self.rigid(q), self.rigid(w, velocity=True)
         rigid = self.bodies.gyroscopic(wr)
         if self.applied is not None:
             rigid = rigid + self.applied(t, qr, wr)
-        modal = []
+        total = jnp.concatenate([rigid, jnp.zeros(self.n_modal)])
         for k, link in enumerate(self.flexible):
-            on_body, on_modes = self._modal_forces(link, qr, wr, self.modal(q, k), self.modal(w, k))
-            rigid = rigid.at[6 * link.body : 6 * link.body + 6].add(on_body)
-            modal.append(on_modes)
-        return jnp.concatenate([rigid, *modal])
-
-    def _modal_forces(self, link: ModalLink, qr, wr, eta, eta_dot):
-        """Stiffness, damping and the coupling's velocity-product terms (:mod:`.modal`)."""
-        rot, _ = self.bodies.pose(qr, link.body)
-        velocity, omega = wr[6 * link.body : 6 * link.body + 3], wr[6 * link.body + 3 : 6 * link.body + 6]
-        lv, lw = link.coupling()
-        u, a, b = rot.T @ velocity, lv.T @ eta_dot, lw.T @ eta_dot
-        on_body = jnp.concatenate([-rot @ jnp.cross(omega, a), -jnp.cross(omega, b) + jnp.cross(a, u)])
-        freq = link.omegas()
-        on_modes = -2.0 * link.damping * freq * eta_dot - freq**2 * eta + lv @ jnp.cross(omega, u)
-        return on_body, on_modes
+            rot, _ = self.bodies.pose(qr, link.body)
+            omega = wr[6 * link.body + 3 : 6 * link.body + 6]
+            total = total.at[self._slots(k)].add(link.forces(rot, omega, self.modal(q, k), self.modal(w, k)))
+        return total
 
     def rates(self, q, w):
         rigid = self.bodies.rates(self.rigid(q), self.rigid(w, velocity=True))
@@ -138,6 +135,16 @@ class Multibody(AbstractConstrainedSystem):
 
     def system_momentum(self, q, w) -> Float[Array, "6"]:
         return self.momentum_matrix(q) @ w
+
+    def mass_centre(self, q) -> Float[Array, "3"]:
+        """Mass centre of the whole system (world), the links' deflection included
+        (:meth:`.modal.ModalLink.mass_centre_offset`)."""
+        bodies, qr = self.bodies, self.rigid(q)
+        moment = bodies.mass @ bodies.positions(qr)
+        for k, link in enumerate(self.flexible):
+            rot, _ = bodies.pose(qr, link.body)
+            moment = moment + bodies.mass[link.body] * rot @ link.mass_centre_offset(self.modal(q, k))
+        return moment / jnp.sum(bodies.mass)
 
     def energy(self, q, w) -> Float[Array, ""]:
         """Kinetic plus elastic energy."""

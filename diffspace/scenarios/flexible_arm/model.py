@@ -3,7 +3,7 @@ r"""The flexible-arm model: the paper's base and two-link arm in both formulatio
 * **Maximal coordinates** (the paper's formulation): base and links as free quaternion bodies
   (:mod:`diffspace.bodies.rigid`), joined by revolute constraints, optionally with the momentum rows
   (Eqs. 7-8) and an assumed-mode last link (:mod:`diffspace.bodies.modal`, its complete first-order kinetic
-  energy assembled by :class:`~diffspace.bodies.flexible_multibody.FlexibleMultibody`), integrated by the
+  energy assembled by :class:`~diffspace.bodies.Multibody`), integrated by the
   index-1 + Baumgarte driver (:func:`diffspace.integrate.solve_constrained`).
 * **Minimal coordinates** (the rigid reference): the same bodies as a floating-base
   :class:`~diffspace.core.robot.Robot` with the base restricted to the x-y plane
@@ -22,8 +22,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float
 
-from ...bodies import ModalLink, RigidBodies, maximal_state, revolute_joints, rigid_bodies
-from ...bodies.flexible_multibody import FlexibleMultibody
+from ...bodies import ModalLink, Multibody, RigidBodies, maximal_state, revolute_joints, rigid_bodies
 from ...core.dynamics import BaseMotion, frame_pose
 from ...integrate import ConstrainedSolution, Stabilization, Trajectory, simulate, solve_constrained
 from ...core.robot import LinkTree, Robot, build_robot
@@ -75,7 +74,7 @@ class JointTorques(eqx.Module):
         return sum(joint.torque(self.bodies, q, tau) for joint in self.joints)
 
 
-def input_power(system: FlexibleMultibody, t, q, w) -> Float[Array, ""]:
+def input_power(system: Multibody, t, q, w) -> Float[Array, ""]:
     """Power of the applied joint torques, ``Q_applied . w``."""
     qr, wr = system.rigid(q), system.rigid(w, velocity=True)
     return system.applied(t, qr, wr) @ wr
@@ -95,7 +94,7 @@ class Settings(eqx.Module):
     projection: bool = eqx.field(static=True)
 
 
-def maximal_system(robot: Robot, settings: Settings, frequency, damping, amplitude, period) -> FlexibleMultibody:
+def maximal_system(robot: Robot, settings: Settings, frequency, damping, amplitude, period) -> Multibody:
     """The paper's Eq. 17 system: three bodies, two revolute joints, optional momentum rows and modal link."""
     bodies, joints = rigid_bodies(robot), revolute_joints(robot)
     flexible = ()
@@ -103,7 +102,7 @@ def maximal_system(robot: Robot, settings: Settings, frequency, damping, amplitu
         length = robot.frame_pos[robot.frame_index(TIP)][0]
         root = -robot.com[2]  # joint 2 (the clamp) seen from link 2's centre of mass
         flexible = (ModalLink(2, settings.modes, length, robot.mass[2], root, frequency, damping),)
-    return FlexibleMultibody(
+    return Multibody(
         bodies,
         joints,
         JointTorques(bodies, joints, amplitude, period),
@@ -113,7 +112,7 @@ def maximal_system(robot: Robot, settings: Settings, frequency, damping, amplitu
 
 
 def solve_maximal(
-    system: FlexibleMultibody, robot: Robot, settings: Settings, stabilization: Stabilization, reactions: bool
+    system: Multibody, robot: Robot, settings: Settings, stabilization: Stabilization, reactions: bool
 ):
     """Maximal-coordinate run from the stretched arm at rest (all modal coordinates zero)."""
     start = maximal_state(robot, robot.neutral(), jnp.zeros(robot.nv))
@@ -160,7 +159,7 @@ class Motion(eqx.Module):
     end_effector: Float[Array, "T 3"]
 
 
-def maximal_motion(system: FlexibleMultibody, robot: Robot, sol: ConstrainedSolution) -> Motion:
+def maximal_motion(system: Multibody, robot: Robot, sol: ConstrainedSolution) -> Motion:
     """Base pose, relative joint angles and the end effector (with the elastic deflection) of a maximal run."""
     rigid_tip = robot.frame_pos[robot.frame_index(TIP)] - robot.com[2]  # in link 2's centre-of-mass frame
 
