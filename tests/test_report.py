@@ -119,8 +119,7 @@ def test_unknown_mesh_format_is_reported_not_fatal(tmp_path):
 
 # ------------------------------------------------------------------------------------------------ real runs
 EJECTION = ["simulation.t_final_s=2.0"]
-RUNS = {  # name: (config, overrides): the five the report must show, shortened where the run is long
-    "ejection": ("ejection_plane.toml", EJECTION),
+SLOW_RUNS = {  # name: (config, overrides): the other runs the report must show, shortened where the run is long
     "capture": ("capture.toml", []),
     "snare_closing": ("snare_closing.toml", ["rope.n_sections=8", "rope.axial_rigidity_N=5000",
                                               "drive.duration_s=0.3", "closing.end_time_s=0.4"]),
@@ -183,29 +182,47 @@ def rendered(browser: str, report: Path, t: float, png: Path) -> np.ndarray:
     return imread(png)[..., :3]
 
 
-@pytest.mark.timeout(1500)
-def test_reports_render_in_headless_chromium(tmp_path):
-    """The five required runs, plus a robot with STL visuals and one without: the 3-D view draws at t = 0 and at
-    the end, the two pictures differ and are not blank, and the page reports no JavaScript error."""
+def check_renders(browser: str, out: Path, name: str, tmp_path: Path) -> None:
+    """The 3-D view draws at t = 0 and at the end, the two pictures differ and are not blank, no JavaScript error."""
+    report = out / "report.html"
+    end = embedded(report)["scenes"][0]["times"][-1]
+    first = rendered(browser, report, 0.0, tmp_path / f"{name}_start.png")
+    last = rendered(browser, report, end, tmp_path / f"{name}_end.png")
+    view = (slice(120, 760), slice(0, 1280))  # the 3-D view at the top of the page
+    assert first[view].std() > 0.05 and last[view].std() > 0.05, f"{name}: blank 3-D view"
+    assert np.mean(np.abs(first[view] - last[view])) > 1e-4, f"{name}: the view does not change over time"
+
+
+def chromium() -> str:
     browser = find_chromium()
     if browser is None:
         pytest.skip("no Chromium found (install Debian's chromium, as .ci/run does)")
-    outs = {name: run_cli(ROOT / "configs" / cfg, tmp_path / name, sets) for name, (cfg, sets) in RUNS.items()}
+    return browser
+
+
+@pytest.mark.timeout(900)
+def test_reports_with_and_without_meshes_render_in_headless_chromium(tmp_path):
+    """The ejection's report, a robot with STL visuals and one drawn from primitives, in the browser."""
+    browser = chromium()
     urdf = mesh_robot(tmp_path / "robot")
-    meshed = (tmp_path / "stl.toml")
+    meshed = tmp_path / "stl.toml"
     meshed.write_text(f'[robot]\npath = "{urdf}"\n[motion]\ninitial_attitude = [30.0, -60.0]\n'
                       'torque_amplitude_N_m = [3.0, 1.0]\ntorque_period_s = 1.0\nend_effector = "link2"\n'
                       '[simulation]\nt_final_s = 1.0\n')
-    outs["stl_meshes"] = run_cli(meshed, tmp_path / "stl_meshes")
-    outs["primitives"] = run_cli(ROOT / "configs" / "free_floating.toml", tmp_path / "primitives",
-                                 ["simulation.t_final_s=1.0"])
+    outs = {"ejection": run_cli(ROOT / "configs" / "ejection_plane.toml", tmp_path / "ejection", EJECTION),
+            "stl_meshes": run_cli(meshed, tmp_path / "stl_meshes"),
+            "primitives": run_cli(ROOT / "configs" / "free_floating.toml", tmp_path / "primitives",
+                                  ["simulation.t_final_s=1.0"])}
     meshes = {b["name"]: len(b["f"]) // 3 for b in embedded(outs["stl_meshes"] / "report.html")["scenes"][0]["bodies"]}
     assert meshes["base"] == 12 and meshes["link2"] > 4  # the STL cube; the tetrahedron with its sphere
     for name, out in outs.items():
-        report = out / "report.html"
-        end = embedded(report)["scenes"][0]["times"][-1]
-        first = rendered(browser, report, 0.0, tmp_path / f"{name}_start.png")
-        last = rendered(browser, report, end, tmp_path / f"{name}_end.png")
-        view = (slice(120, 760), slice(0, 1280))  # the 3-D view at the top of the page
-        assert first[view].std() > 0.05 and last[view].std() > 0.05, f"{name}: blank 3-D view"
-        assert np.mean(np.abs(first[view] - last[view])) > 1e-4, f"{name}: the view does not change over time"
+        check_renders(browser, out, name, tmp_path)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(2400)
+@pytest.mark.parametrize("name", list(SLOW_RUNS))
+def test_scenario_reports_render_in_headless_chromium(tmp_path, name):
+    browser = chromium()
+    config, overrides = SLOW_RUNS[name]
+    check_renders(browser, run_cli(ROOT / "configs" / config, tmp_path / name, overrides), name, tmp_path)

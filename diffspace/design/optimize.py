@@ -25,11 +25,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..io.results import plot_panels, write_timeseries
+from ..io.results import write_timeseries
 from ..scenarios import AbstractScenario
 from . import cases as cs
 from .gradient import design_metrics
-from .optimize_report import best_sweep_rows, report, sweep_columns, sweep_table
+from .optimize_report import best_sweep_rows, plot_history, report, sweep_columns, sweep_table
 from .problem import Problem, barrier
 
 POLISH_ITERATIONS = 6
@@ -80,7 +80,7 @@ class _Runner:
         state = jax.vmap(optimizer.init)(z)
         best_value = np.full(len(starts), -np.inf)
         best_z = np.asarray(z).copy()
-        history, excluded = [], 0
+        history, constraint_history, excluded = [], [], 0
         steps = range(problem.options["steps"] + 1)
         if progress:
             from tqdm import tqdm
@@ -97,6 +97,7 @@ class _Runner:
             best_value = np.where(improved, np.asarray(value), best_value)
             best_z[improved] = np.asarray(z)[improved]
             history.append(np.where(ok, np.asarray(value), np.nan))
+            constraint_history.append(np.where(ok[:, None], np.asarray(g), np.nan))
             if step == problem.options["steps"]:
                 break
             safe = jnp.where(ok[:, None], grads, 0.0)  # rows not ok are not updated (state restored below)
@@ -105,7 +106,7 @@ class _Runner:
             z = jnp.where(keep[:, None], optax.apply_updates(z, updates), z)
             state = jax.tree_util.tree_map(
                 lambda new, old: jnp.where(keep.reshape((-1,) + (1,) * (new.ndim - 1)), new, old), new_state, state)
-        return best_z, best_value, np.stack(history), excluded
+        return best_z, best_value, np.stack(history), np.stack(constraint_history), excluded
 
     def polish(self, z: np.ndarray, choice) -> tuple[np.ndarray, float] | None:
         """Newton steps along ``grad J`` onto the most active constraint; the best feasible point or None."""
@@ -151,14 +152,15 @@ def run_optimize(builder: cs.CaseBuilder, scenario: AbstractScenario, problem: P
     table = sweep_table(builder, problem, samples, progress)
     write_timeseries(out, sweep_columns(problem, table), "sweep")
     runner = _Runner(scenario, problem)
-    candidates, histories, excluded = [], [], 0
+    candidates, histories, g_histories, excluded = [], [], [], 0
     for choice in problem.choices:
         starts = _starts(problem, table, choice, configured, rng)
         feasible_values = table["objective"][table["feasible"]]
         scale = float(np.max(np.abs(feasible_values))) if feasible_values.size else 1.0
-        best_z, best_value, history, bad = runner.adam(starts, choice, max(scale, 1e-12), progress)
+        best_z, best_value, history, g_history, bad = runner.adam(starts, choice, max(scale, 1e-12), progress)
         excluded += bad
         histories.append(history)
+        g_histories.append(g_history)
         candidates += [(float(v), z, choice) for v, z in zip(best_value, best_z) if np.isfinite(v)]
     candidates.sort(key=lambda c: -c[0])
     if candidates and opts["polish"]:
@@ -169,8 +171,7 @@ def run_optimize(builder: cs.CaseBuilder, scenario: AbstractScenario, problem: P
     history = problem.sign * np.concatenate(histories, axis=1)  # the user's objective, as in sweep.csv
     write_timeseries(out, {"step": np.arange(len(history)),
                            **{f"start{s}_objective": history[:, s] for s in range(history.shape[1])}})
-    plot_panels(out / "optimize.png", np.arange(len(history)),
-                [("objective", {f"start {s}": history[:, s] for s in range(history.shape[1])})], xlabel="Adam step")
     summary, design = report(builder, scenario, problem, table, candidates, excluded)
     summary["started_from_config"] = configured is not None
+    plot_history(out / "optimize.png", problem, history, np.concatenate(g_histories, axis=1), summary)
     return summary, design

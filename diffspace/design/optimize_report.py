@@ -6,6 +6,7 @@ import sys
 
 import numpy as np
 
+from ..io.results import Figure, Panel, Series, plot_figure
 from ..scenarios import AbstractScenario
 from . import cases as cs
 from .evaluate import evaluate_cases, status_label
@@ -78,13 +79,14 @@ def report(builder, scenario: AbstractScenario, problem: Problem, table: dict, c
     sign = problem.sign
     initial = _metrics_at(builder, {})
     summary = {
-        "objective": {k: w * sign for k, w in problem.weights.items()},
+        "objective_weights": {k: w * sign for k, w in problem.weights.items()},
         "direction": problem.direction,
         "optimum": design,
         "optimum_objective": sign * value,
         "optimum_metrics": _metrics_at(builder, design),
         "initial_metrics": initial,
         "initial_objective": sign * float(problem.objective(initial)),
+        "initial_feasible": bool(all(float(g) <= 0.0 for g in problem.g(initial))) if problem.constraints else True,
         "sweep_samples": int(len(table["objective"])),
         "sweep_feasible": int(feasible.sum()),
         "sweep_failed": int(np.sum(~np.isfinite(table["objective"]))),
@@ -123,3 +125,38 @@ def raise_no_feasible(table: dict):
     raise SolverFailure(f"optimize: no feasible point found ({usable} of {len(table['objective'])} sweep cases "
                         "ran; none met the constraints, and no Adam iterate did); widen the bounds or relax "
                         "the constraints")
+
+
+def _constraint_values(constraint, g_rows: np.ndarray) -> np.ndarray:
+    """The constrained metric from its normalised ``g`` rows (upper bound first, as ``Constraint.values``)."""
+    bound, sign = (constraint.upper, 1.0) if constraint.upper is not None else (constraint.lower, -1.0)
+    scale = abs(bound) if bound != 0 else 1.0
+    return bound + sign * g_rows[..., 0] * scale
+
+
+def plot_history(path, problem: Problem, history: np.ndarray, g: np.ndarray, summary: dict) -> None:
+    """``optimize.png``: the user's objective (in its own units) per Adam start, feasible iterates marked, the
+    configured design's, the sweep's best and the final optimum's values; each constrained metric per start with
+    its limits."""
+    steps = np.arange(len(history))
+    feasible = np.all(np.nan_to_num(g, nan=1.0) <= 0.0, axis=2) if g.shape[2] else np.isfinite(history)
+    name = " + ".join(f"{abs(w):g} x {k}" if abs(w) != 1 else k for k, w in problem.weights.items())
+    series = [Series(f"start {s + 1}", history[:, s]) for s in range(history.shape[1])]
+    series.append(Series("feasible iterate", np.where(feasible, history, np.nan).ravel(),
+                         x=np.repeat(steps, history.shape[1]), style="points"))
+    marks = [(summary[key], f"{label} {summary[key]:.4g}") for key, label in (
+        ("initial_objective", "configured design"), ("sweep_best_objective", "sweep's best"),
+        ("optimum_objective", "optimum")) if isinstance(summary.get(key), float) and np.isfinite(summary[key])]
+    panels = [Panel(f"objective: {name} ({problem.direction})", tuple(series), tuple(marks))]
+    offset = 0
+    for c in problem.constraints:
+        width = (c.upper is not None) + (c.lower is not None)
+        values = _constraint_values(c, g[:, :, offset:offset + width])
+        limits = tuple((b, f"{side} limit {b:g}") for b, side in ((c.upper, "upper"), (c.lower, "lower")) if b is not None)
+        panels.append(Panel(c.metric, tuple(Series(f"start {s + 1}", values[:, s]) for s in range(values.shape[1])),
+                            limits))
+        offset += width
+    infeasible_start = ("; the configured design (start 1) violates a constraint"
+                        if summary.get("started_from_config") and not feasible[0, 0] else "")
+    plot_figure(path, Figure(f"optimize: objective and constraints per Adam start{infeasible_start}", tuple(panels),
+                             steps, xlabel="Adam step"))

@@ -146,23 +146,27 @@ def write(case, result, out: Path) -> None:
     for k, j in enumerate(held):
         columns[f"holding_joint{j + 1}_N_m"] = obs["holding"][:, k]
     write_timeseries(out, columns)
-    plot_panels(out / "force_time.png", ts, [
-        ("contact force [N]", {"F": obs["force"]}),
-        ("indentation [mm]", {"delta": 1e3 * obs["delta"]}),
-    ])
     t0, t1 = float(result.first_touch), float(result.release_time)
+    events = tuple((t, label) for t, label in ((t0, "first touch"), (t1, "release")) if np.isfinite(t) and t >= 0)
+    pad = 0.5 * (t1 - t0) if np.isfinite(t1 - t0) and t1 > t0 else None
+    plot_panels(out / "force_time.png", ts, [
+        ("contact force [N]", {"contact force": obs["force"]}),
+        ("indentation [mm]", {"indentation": 1e3 * obs["delta"]}),
+    ], title=f"capture: contact force over the contact ({1e3 * (t1 - t0):.3g} ms) at "
+             f"{float(result.closing_speed):.3g} m/s closing speed", events=events,
+        xlim=(t0 - pad, t1 + pad) if pad else None)
     window = (ts >= t0 - 0.1 * (t1 - t0)) & (ts <= t1 + 0.1 * (t1 - t0))
     if window.sum() >= 2:
         plot_panels(out / "force_contact.png", 1e3 * (ts[window] - t0), [
-            ("contact force [N]", {"F": obs["force"][window]}),
-            ("indentation [mm]", {"delta": 1e3 * obs["delta"][window]}),
-        ], xlabel="time since first touch [ms]")
+            ("contact force [N]", {"contact force": obs["force"][window]}),
+            ("indentation [mm]", {"indentation": 1e3 * obs["delta"][window]}),
+        ], xlabel="time since first touch [ms]", title="capture: the contact, from first touch")
     plot_panels(out / "velocities.png", ts, [
         ("base velocity [m/s]", {a: columns[f"base_v_{a}_m_s"] for a in "xyz"}),
         ("target velocity [m/s]", {a: columns[f"target_v_{a}_m_s"] for a in "xyz"}),
         ("angular velocity [deg/s]", {**{f"base {a}": columns[f"base_w_{a}_deg_s"] for a in "xyz"},
                                       **{f"target {a}": columns[f"target_w_{a}_deg_s"] for a in "xyz"}}),
-    ])
+    ], title="capture: base and target velocities (world axes)", events=events)
 
 
 def diagnose(case, result) -> str:

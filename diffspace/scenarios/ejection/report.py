@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import jax
 import numpy as np
 
-from ...io.results import plot_panels, write_timeseries
+from ...core.dynamics import momentum
+from ...io.results import Figure, Panel, Series, plot_figure, write_timeseries
 from ...core.status import Status
 from ..robot_config import joint_column, joint_columns, joint_panels, joint_scales
 from .model import RAIL
@@ -74,24 +76,45 @@ def _paper_comparison(paper: dict, full: dict) -> dict:
     return {"results": paper, "relative_difference_to_full": diff}
 
 
+def _title(scenario) -> str:
+    attitude = np.asarray(scenario.params.attitude) / joint_scales(scenario.robot)  # config units
+    free = ", ".join(str(j + 1) for j in scenario.free)
+    return (f"ejection, {scenario.mode} mode, attitude [{', '.join(f'{a:.0f}' for a in attitude)}] (deg/m), "
+            f"joints {free} free, {scenario.friction_model} friction")
+
+
+def _events(outcome) -> tuple:
+    return tuple((float(t), label) for t, label in ((outcome.separation_time, "separation"),
+                                                    (outcome.stable_time, "stable")) if np.isfinite(float(t)))
+
+
 def write(scenario, outcome, out: Path) -> None:
-    """Time series (base travel/velocity, joint angles, angular rate, friction loss) and ``ejection.png``."""
+    """Time series (base travel/velocity, CoM speed, joint angles, angular rate, friction loss) and
+    ``ejection.png`` (title naming the case, separation and stable-time markers, the stable CoM velocity)."""
     sol = outcome.solution
     q, v, loss = (np.asarray(x) for x in (sol.ys.q, sol.ys.v, sol.ys.dissipated))
     ts = np.asarray(sol.ts)
     axis = np.asarray(scenario.rail_axis) / np.linalg.norm(scenario.rail_axis)
     free = scenario.free
-    columns = {"t_s": ts, "base_travel_m": q[:, :3] @ axis, "base_velocity_m_s": v[:, :3] @ axis}
+    robot = scenario.model_of(scenario.params)[0].robot
+    com_velocity = np.asarray(jax.vmap(lambda qq, vv: momentum(robot, qq, vv)[0])(sol.ys.q, sol.ys.v))
+    columns = {"t_s": ts, "base_travel_m": q[:, :3] @ axis, "base_velocity_m_s": v[:, :3] @ axis,
+               "com_speed_m_s": np.linalg.norm(com_velocity, axis=1) / float(robot.total_mass)}
     joints = joint_columns(scenario.robot, q[:, 7:], free)
     columns.update(joints)
     columns.update({f"base_omega_{a}_deg_s": np.rad2deg(v[:, 3 + i]) for i, a in enumerate("xyz")})
     columns["friction_loss_J"] = loss
     columns["stop_impact_loss_J"] = np.asarray(sol.ys.stop_loss)
     write_timeseries(out, columns)
-    panels = [("base velocity [m/s]", {"along rail": columns["base_velocity_m_s"]})]
-    panels += joint_panels(scenario.robot, joints, free)
-    panels.append(("base angular rate [deg/s]", {a: columns[f"base_omega_{a}_deg_s"] for a in "xyz"}))
-    plot_panels(out / "ejection.png", ts, panels)
+    stable = float(outcome.stable_velocity)
+    velocity = Panel("velocity [m/s]", (Series("base, along the rail", columns["base_velocity_m_s"]),
+                                        Series("arm's centre of mass (speed)", columns["com_speed_m_s"])),
+                     ((stable, f"stable CoM velocity {stable:.4g} m/s"),) if np.isfinite(stable) else ())
+    panels = [velocity] + [Panel(label, tuple(Series(k, y) for k, y in curves.items()))
+                           for label, curves in joint_panels(scenario.robot, joints, free)]
+    panels.append(Panel("base angular rate [deg/s]", tuple(Series(f"about {a}", columns[f"base_omega_{a}_deg_s"])
+                                                           for a in "xyz")))
+    plot_figure(out / "ejection.png", Figure(_title(scenario), tuple(panels), ts, events=_events(outcome)))
 
 
 def diagnose(scenario, outcome) -> str:

@@ -10,7 +10,7 @@ import jax
 import numpy as np
 
 from ...contact.unilateral import MODE_LABELS
-from ...io.results import plot_panels, write_timeseries
+from ...io.results import Figure, Panel, Series, plot_figure, plot_panels, write_timeseries
 from ...core.status import Status
 from .config import PROFILE_KEYS
 from .model import PlanarArm
@@ -124,13 +124,15 @@ def write(arm: PlanarArm, traj: Trajectory, mu, out: Path) -> None:
         ("base [m, deg]", {"x0 [m]": q[:, 0], "y0 - y0(0) [m]": q[:, 1] - q[0, 1], "theta0 [deg]": deg[:, 2]}),
     ])
     friction_limit = float(mu) * lam_n
-    plot_panels(out / "contact_forces.png", ts, [
-        ("normal force [N]", {"lambda_N": lam_n}),
-        ("tangential force [N]", {"lambda_T": lam_t, "+mu lambda_N": friction_limit, "-mu lambda_N": -friction_limit}),
-        ("mode", {"0 sep 1 stick 2 slip+ 3 slip-": mode}),
-        ("tip x - x(0) [m]", {"x": tip[:-1, 0] - tip[0, 0]}),
-        ("tip gap y [mm]", {"y": 1e3 * tip[:-1, 1]}),
-    ])
+    plot_figure(out / "contact_forces.png", Figure(
+        f"unilateral contact (mu = {float(mu):g}): tip forces and contact mode", (
+            Panel("normal force [N]", (Series("normal force lambda_N", lam_n),)),
+            Panel("tangential force [N]", (Series("friction force lambda_T", lam_t),
+                                           Series("friction limit +mu lambda_N", friction_limit),
+                                           Series("friction limit -mu lambda_N", -friction_limit))),
+            Panel("contact mode", (Series("mode", mode, style="step"),), categories=dict(enumerate(MODE_LABELS))),
+            Panel("tip x - x(0) [m]", (Series("tip travel along the plane", tip[:-1, 0] - tip[0, 0]),)),
+            Panel("tip gap y [mm]", (Series("tip height above the plane", 1e3 * tip[:-1, 1]),))), ts))
     inputs = np.asarray(traj.inputs)
     plot_panels(out / "inputs.png", ts, [
         ("base force [N], torque [N m]", {key: inputs[:, i] for i, key in enumerate(PROFILE_KEYS[:3])}),
