@@ -1,4 +1,4 @@
-"""The ``diffspace`` command: ``run | sweep | optimize | fit | bench | view``.
+"""The ``diffspace`` command: ``run | sweep | montecarlo | optimize | fit | bench | view``.
 
 A config selects its scenario (``scenario = "<name>"`` or its scenario section). Bad input prints one line
 per problem naming the key or file and exits with status 2, without a traceback; a simulation that fails
@@ -35,6 +35,13 @@ def _dispatch(args) -> int:
 
         run_bench(quick=args.quick, out=Path(args.out))
         return 0
+    from .processes import joined
+
+    with joined(args) as args.joined:  # before JAX starts its backend (a process's own devices)
+        return _command(args)
+
+
+def _command(args) -> int:
     from .cache import enable_cache
     from .commands import COMMANDS, load
 
@@ -42,15 +49,27 @@ def _dispatch(args) -> int:
     path = _config_path(args)
     args.out = args.out or str(Path("runs") / f"{path.stem}_{args.command}")
     loaded = load(path, args.set)
-    COMMANDS[args.command](args, loaded)
-    print(f"results written to {args.out}")
+    summary = COMMANDS[args.command](args, loaded)
+    if summary is None:  # one of several processes, not the lead
+        print(f"this process's chunks are done; process 0 writes the results to {args.out}")
+    else:
+        print(f"results written to {args.out}")
     return 0
+
+
+def _distributed_flags(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("several processes sharing the chunks (one --out on a shared filesystem)")
+    group.add_argument("--distributed", action="store_true",
+                       help="join the job's processes (SLURM, Open MPI, Kubernetes: detected by JAX)")
+    group.add_argument("--coordinator", default=None, metavar="HOST:PORT", help="process 0's address")
+    group.add_argument("--num-processes", type=int, default=None, metavar="N")
+    group.add_argument("--process-id", type=int, default=None, metavar="I", help="0 .. N-1; 0 writes the results")
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="diffspace", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    for name in ("run", "sweep", "optimize", "fit"):
+    for name in ("run", "sweep", "montecarlo", "optimize", "fit"):
         p = sub.add_parser(name)
         p.add_argument("config", nargs="?" if name == "run" else None, default=None)
         p.add_argument("--out", default=None, help="output directory (default runs/<config>_<command>)")
@@ -60,6 +79,8 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--no-cache", action="store_true", help="do not use the persistent compilation cache")
         if name == "fit":
             p.add_argument("--data", default=None, help="measured data CSV")
+        if name in ("sweep", "montecarlo", "optimize"):
+            _distributed_flags(p)
     bench = sub.add_parser("bench")
     bench.add_argument("--quick", action="store_true", help="small batches, few repeats")
     bench.add_argument("--out", default="runs/bench")
@@ -81,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
         return 3
     except KeyboardInterrupt:
         kept = (f"finished chunks kept in {args.out}.partial; rerun the same command to resume"
-                if args.command == "sweep" else f"nothing written; previous results in {args.out} kept")
+                if args.command in ("sweep", "montecarlo") else f"nothing written; previous results in {args.out} kept")
         print(f"interrupted: {kept}", file=sys.stderr)
         return 130
 

@@ -1,9 +1,9 @@
 """The commands behind the CLI: load a config, build its scenario, run the design layer, write the results.
 
 Config loading: read the TOML, apply ``--set`` overrides, pick the scenario (``scenario`` key or selector
-section), split off the design sections (``[sweep]``, ``[optimize]``, ``[fit]``, ``[study]``), make every
-path-valued key absolute (so derived configs such as ``fitted.toml`` run from anywhere), validate against
-the scenario's schema and build the scenario.
+section), split off the design sections (``[sweep]``, ``[montecarlo]``, ``[optimize]``, ``[fit]``,
+``[study]``), make every path-valued key absolute (so derived configs such as ``fitted.toml`` run from
+anywhere), validate against the scenario's schema and build the scenario.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from ..io.results import print_summary, write_summary
 from ..io.tables import dump_toml
 from ..scenarios import AbstractScenario, resolve_config, scenario_class, scenario_name
 from ..core.status import ConfigError, SolverFailure
+from .processes import shared_result_dir
 from .resultdir import ResultDir, config_hash
 
 
@@ -79,6 +80,19 @@ def _result_dir(args, loaded: Loaded, extra_files: list[Path] = ()) -> ResultDir
     return ResultDir(Path(args.out), args.command, digest, args.overwrite, loaded.name)
 
 
+def _processes(args) -> design.Processes:
+    """The processes sharing this command (``--distributed`` / ``--coordinator``), or this one alone."""
+    joined = getattr(args, "joined", None)
+    return design.SOLO if joined is None else design.CoordinatedProcesses(*joined)
+
+
+def _shared_result_dir(args, loaded: Loaded, processes: design.Processes):
+    """The results directory; among several processes, process 0 prepares and commits it."""
+    if processes.size == 1:
+        return _result_dir(args, loaded)
+    return shared_result_dir(lambda: _result_dir(args, loaded), processes)
+
+
 def write_html_report(work: Path, loaded: Loaded) -> None:
     """``report.html`` in the results being written (every command's last file; see :mod:`diffspace.app.report`)."""
     import time
@@ -119,11 +133,42 @@ def command_sweep(args, loaded: Loaded) -> dict:
                                   "of this config") from None
     n_outputs = len(spec.outputs) or len(loaded.scenario.metrics_names())
     design.check_disk(spec, Path(args.out), n_outputs)
-    with _result_dir(args, loaded) as work:
-        summary = design.run_sweep(builder, spec, work, progress=not args.quiet)
+    processes = _processes(args)
+    with _shared_result_dir(args, loaded, processes) as work:
+        summary = design.run_sweep(builder, spec, work, progress=not args.quiet, processes=processes)
+        if summary is None:  # not the lead: its chunks are done
+            return None
         write_summary(work, summary)
         write_html_report(work, loaded)
     print_summary(summary, f"{loaded.name} sweep ({spec.n_cases} cases)")
+    return summary
+
+
+def command_montecarlo(args, loaded: Loaded) -> dict | None:
+    if "montecarlo" not in loaded.design:
+        raise ConfigError(f"{args.config}: no [montecarlo] table (dispersed design keys) in this config")
+    spec = design.parse_montecarlo(loaded.design["montecarlo"])
+    builder = loaded.builder()
+    parameters = {p.key: p for p in loaded.scenario.design_space()}
+    for key in spec.input_keys:
+        if key not in parameters or parameters[key].integer:
+            known = ", ".join(k for k, p in parameters.items() if not p.integer) or "none"
+            raise ConfigError(f"montecarlo.dispersions.{key}: not a continuous design variable of '{loaded.name}' "
+                              f"(known: {known})")
+    known = loaded.scenario.metrics_names()
+    unknown = [o for o in spec.outputs if o not in known]
+    if unknown:
+        raise ConfigError(f"montecarlo.outputs: unknown metric(s) {', '.join(unknown)} (known: {', '.join(known)})")
+    spec = spec.with_means({k: (builder.configured(loaded.scenario, (k,)) or {}).get(k) for k in spec.input_keys})
+    design.check_disk(spec, Path(args.out), len(spec.outputs) or len(known))
+    processes = _processes(args)
+    with _shared_result_dir(args, loaded, processes) as work:
+        summary = design.run_montecarlo(builder, spec, work, progress=not args.quiet, processes=processes)
+        if summary is None:
+            return None
+        write_summary(work, summary)
+        write_html_report(work, loaded)
+    design.print_montecarlo(summary, f"{loaded.name} Monte-Carlo ({spec.n_cases} runs)")
     return summary
 
 
@@ -162,4 +207,5 @@ def command_fit(args, loaded: Loaded) -> dict:
     return summary
 
 
-COMMANDS = {"run": command_run, "sweep": command_sweep, "optimize": command_optimize, "fit": command_fit}
+COMMANDS = {"run": command_run, "sweep": command_sweep, "optimize": command_optimize, "fit": command_fit,
+            "montecarlo": command_montecarlo}

@@ -1,8 +1,8 @@
 """The output contract of every command: a results directory is written whole or not at all.
 
 * Results are written into a temporary sibling (``DIR.partial``) and moved into place only when complete;
-  a failed or interrupted command leaves the previous ``DIR`` untouched (a sweep keeps its finished
-  chunks in ``DIR.partial`` so that rerunning the same command resumes).
+  a failed or interrupted command leaves the previous ``DIR`` untouched (a sweep or Monte-Carlo campaign
+  keeps its finished chunks in ``DIR.partial`` so that rerunning the same command resumes).
 * Every results directory carries ``manifest.json``: command, scenario, a hash of the resolved config (and
   of the files it names, and of the data for ``fit``), package version and time.
 * Writing into a directory that holds another command's or another config's results, or files not
@@ -23,6 +23,7 @@ from pathlib import Path
 from ..core.status import ConfigError
 
 MANIFEST = "manifest.json"
+RESUMABLE = ("sweep", "montecarlo")  # commands whose chunk store survives an interruption
 
 
 def config_hash(config: dict, files: list[Path]) -> str:
@@ -90,7 +91,7 @@ class ResultDir:
                                   "pass --overwrite")
 
     def __enter__(self) -> Path:
-        resumable = self.command == "sweep" and self._matches(read_manifest(self.partial))
+        resumable = self.command in RESUMABLE and self._matches(read_manifest(self.partial))
         if self.partial.exists() and not resumable:
             shutil.rmtree(self.partial)
         try:
@@ -98,7 +99,7 @@ class ResultDir:
         except OSError as err:
             raise ConfigError(f"--out {self.out}: cannot create {self.partial} ({err.strerror})") from None
         store = self.out / "store"
-        if self.command == "sweep" and self._matches(read_manifest(self.out)) and store.is_dir():
+        if self.command in RESUMABLE and self._matches(read_manifest(self.out)) and store.is_dir():
             shutil.copytree(store, self.partial / "store", dirs_exist_ok=True)
         self._write_manifest(self.partial)
         return self.partial
@@ -106,7 +107,7 @@ class ResultDir:
     def __exit__(self, kind, value, traceback) -> bool:
         if kind is None:
             self._commit()
-        elif self.command != "sweep" or not issubclass(kind, (KeyboardInterrupt, SystemExit)):
+        elif self.command not in RESUMABLE or not issubclass(kind, (KeyboardInterrupt, SystemExit)):
             shutil.rmtree(self.partial, ignore_errors=True)
         return False
 

@@ -56,6 +56,11 @@ class SweepSpec:
     outputs: tuple[str, ...] = ()
     gradients: bool = False
     max_cases: int = 10_000_000
+    name = "sweep"  # the command, in messages
+
+    @property
+    def input_keys(self) -> tuple[str, ...]:
+        return tuple(a.key for a in self.axes)
 
     @property
     def n_cases(self) -> int:

@@ -14,7 +14,8 @@ from ..io.config import apply_overrides, read_toml, validate
 from ..core.status import ConfigError
 from .base import AbstractOutcome, AbstractParams, AbstractScenario, FitData, Parameter
 
-COMMAND_SECTIONS = ("sweep", "optimize", "fit", "study")  # read by the design commands, not by the scenario
+# read by the design commands, not by the scenario
+COMMAND_SECTIONS = ("sweep", "montecarlo", "optimize", "fit", "study")
 
 # name -> (selector section or None, "module:Class")
 REGISTRY: dict[str, tuple[str | None, str]] = {

@@ -1,0 +1,123 @@
+"""``diffspace montecarlo``: a dispersion campaign of any scenario, with its sensitivities.
+
+The campaign's runs (:mod:`~diffspace.design.montecarlo_spec`: dispersed design keys, drawn per chunk from the
+seed; Saltelli's ``A``, ``B``, ``AB_i`` runs when Sobol indices are asked for) go through the sweep machinery
+(:mod:`~diffspace.design.sweep`): chunked, vmapped, stored and resumable, shared by several processes. Once
+every chunk is stored, the lead process streams the store into ``results.csv`` (one row per run: the run's
+place in Saltelli's scheme, inputs, outputs, status, reason), computes the statistics
+(:mod:`~diffspace.design.montecarlo_stats`: over every run, or over the ``A`` and ``B`` runs with Sobol
+indices, the ``2N`` independent draws), the local sensitivities from one run at the inputs' means
+differentiated by forward mode (:func:`~diffspace.design.gradient.design_metrics`), and draws the plots.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from ..core.status import failed
+from . import cases as cs
+from .distributed import SOLO, Processes
+from .evaluate import INVALID_CONFIG, evaluate_cases, status_label
+from .montecarlo_plots import plot_histograms, plot_scatter, plot_tornado
+from .montecarlo_spec import MonteCarloSpec
+from .montecarlo_stats import local_sensitivity, output_statistics, sobol_indices, sobol_summary
+from .sweep import PLOT_POINTS, ChunkStore, ResultsTable, compute_chunks, stored_rows
+
+
+def run_montecarlo(builder: cs.CaseBuilder, spec: MonteCarloSpec, out: Path, progress: bool = True,
+                   processes: Processes = SOLO) -> dict | None:
+    """Run (or resume) the campaign in ``out``; write ``results.csv`` and the plots and return the summary (the
+    lead; the other processes return ``None`` once their chunks are done). ``spec`` has its means filled in."""
+    store = ChunkStore(out / "store")
+    counts = compute_chunks(builder, spec, store, (), processes, progress, "montecarlo")
+    if counts is None:
+        return None
+    values, status, kept = _collect(store, spec, out)
+    summary = _summary(spec, values, status)
+    summary |= _nominal(builder, spec)
+    summary |= counts
+    stats_rows = _statistics_rows(spec)
+    plot_histograms(out / "histograms.png", {k: v[stats_rows] for k, v in values.items()}, summary["outputs"])
+    plot_tornado(out / "tornado.png", summary, spec.input_keys, list(values))
+    plot_scatter(out / "scatter.png", {k: np.asarray([r[k] for r in kept]) for k in spec.input_keys},
+                 {k: np.asarray([r[k] for r in kept], float) for k in values})
+    return summary
+
+
+def _collect(store: ChunkStore, spec: MonteCarloSpec, out: Path):
+    """Stream the store into ``results.csv``; every run's outputs and status, and a subsample of rows."""
+    values: dict[str, list] = {}
+    status, kept = [], []
+    stride = max(1, spec.n_cases // PLOT_POINTS)
+    with ResultsTable(out / "results.csv") as table:
+        for rows, result in stored_rows(store, spec, spec.labels):
+            table.write(rows)
+            for name, column in result.values.items():
+                values.setdefault(name, []).append(column)
+            status.append(np.asarray(result.status))
+            kept += [r for r in rows if r["case"] % stride == 0]
+    return {k: np.concatenate(v) for k, v in values.items()}, np.concatenate(status), kept
+
+
+def _statistics_rows(spec: MonteCarloSpec) -> np.ndarray:
+    """The runs the output statistics use: all, or the ``A`` and ``B`` runs of Saltelli's scheme."""
+    role = np.arange(spec.n_cases) % spec.runs_per_sample
+    return role < 2 if spec.sobol else np.ones(spec.n_cases, bool)
+
+
+def _summary(spec: MonteCarloSpec, values: dict[str, np.ndarray], status: np.ndarray) -> dict:
+    run_failed = np.asarray(failed(status)) | (status == INVALID_CONFIG)
+    rows = _statistics_rows(spec)
+    labels, counts = np.unique([status_label(int(s)) for s in status], return_counts=True)
+    moments = spec.moments()
+    summary = {
+        "samples": spec.samples, "runs": spec.n_cases, "seed": spec.seed, "sensitivity": list(spec.sensitivity),
+        "dispersions": {d.key: {"distribution": d.distribution, "mean": d.mean, "std": d.std, "lower": d.lower,
+                                "upper": d.upper, "sampled_mean": moments[d.key][0],
+                                "sampled_std": moments[d.key][1]} for d in spec.dispersions},
+        "status_counts": {str(k): int(n) for k, n in zip(labels, counts)},
+        "failed_runs": int(run_failed.sum()), "statistics_runs": int(rows.sum()),
+        "outputs": {k: output_statistics(v[rows], run_failed[rows]) for k, v in values.items()},
+    }
+    if spec.sobol:
+        width = spec.runs_per_sample
+        indices = {k: sobol_indices(np.where(run_failed, np.nan, v).reshape(-1, width), spec.bootstrap, spec.seed)
+                   for k, v in values.items()}
+        summary |= sobol_summary(indices, spec.input_keys, spec.confidence)
+        summary["confidence"] = spec.confidence
+    return summary
+
+
+def _nominal(builder: cs.CaseBuilder, spec: MonteCarloSpec) -> dict:
+    """The run at the inputs' means and, with ``"local"``, its derivatives times the inputs' deviations."""
+    moments = spec.moments()
+    means = {k: m for k, (m, _) in moments.items()}
+    wrt = spec.input_keys if "local" in spec.sensitivity else ()
+    result = evaluate_cases(builder, [means], 1, spec.outputs, wrt)
+    nominal = {"inputs": means, "status": status_label(int(result.status[0])), "reason": result.reasons[0],
+               "outputs": {k: float(v[0]) for k, v in result.values.items()}}
+    out = {"nominal": nominal}
+    if wrt:
+        gradients = {nk: float(g[0]) for nk, g in result.gradients.items()}
+        out["local_sensitivity"] = local_sensitivity(gradients, {k: s for k, (_, s) in moments.items()})
+        out["local_derivative"] = {}
+        for (metric, key), value in gradients.items():
+            out["local_derivative"].setdefault(metric, {})[key] = value if np.isfinite(value) else None
+    return out
+
+
+def print_montecarlo(summary: dict, title: str) -> None:
+    """The campaign in a few lines: each output's mean, deviation and 3-sigma band, and its largest effects."""
+    print(f"== {title}")
+    print(f"  {'output':36s} {'mean':>11s} {'std':>11s} {'p0.135':>11s} {'p99.865':>11s} {'failed':>7s}")
+    for name, s in summary["outputs"].items():
+        numbers = [s[k] if s[k] is not None else float("nan") for k in ("mean", "std", "p0.135", "p99.865")]
+        print(f"  {name:36s} " + " ".join(f"{v:11.5g}" for v in numbers) + f" {s['failed']:7d}")
+    for kind in ("local_sensitivity", "sobol_total"):
+        for name, effects in summary.get(kind, {}).items():
+            ranked = sorted(((k, v) for k, v in effects.items() if v is not None), key=lambda kv: -abs(kv[1]))
+            if ranked:
+                text = ", ".join(f"{k} {v:.3g}" for k, v in ranked[:3])
+                print(f"  {kind} of {name}: {text}")

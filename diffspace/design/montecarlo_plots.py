@@ -1,0 +1,119 @@
+"""Monte-Carlo plots: output histograms with the 3-sigma band, a tornado chart of the sensitivities, outputs
+against inputs (``histograms.png``, ``tornado.png``, ``scatter.png``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+MAX_OUTPUTS = 6  # panels per plot
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def plot_histograms(path: Path, values: dict[str, np.ndarray], stats: dict[str, dict]) -> None:
+    """One histogram per output (usable runs), its mean and the band between percentiles 0.135 and 99.865."""
+    names = [n for n in values if stats[n]["count"] > 0][:MAX_OUTPUTS]
+    if not names:
+        return
+    plt = _pyplot()
+    fig, axes = plt.subplots(len(names), 1, figsize=(6.5, 2.4 * len(names)), squeeze=False)
+    for ax, name in zip(axes[:, 0], names):
+        data, s = values[name][np.isfinite(values[name])], stats[name]
+        ax.hist(data, bins=min(60, max(10, data.size // 20)), color="steelblue", alpha=0.8)
+        ax.axvspan(s["p0.135"], s["p99.865"], color="orange", alpha=0.15, label="3-sigma band (p0.135-p99.865)")
+        for x in (s["p0.135"], s["p99.865"]):
+            ax.axvline(x, color="darkorange", linestyle="--", linewidth=1.0)
+        ax.axvline(s["mean"], color="black", linewidth=1.2, label=f"mean {s['mean']:.4g}")
+        ax.set_xlabel(name, fontsize=8)
+        ax.set_ylabel("runs", fontsize=8)
+        ax.set_title(f"{s['count']} runs, {s['failed']} failed, {s['undefined']} undefined", fontsize=8)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def plot_tornado(path: Path, summary: dict, keys: tuple[str, ...], outputs: list[str]) -> None:
+    """Per output: local sensitivities (signed, one sigma of each input) and Sobol first / total indices with
+    their confidence intervals, inputs sorted by the size of their effect."""
+    kinds = [k for k in ("local_sensitivity", "sobol_total") if summary.get(k)]
+    names = [n for n in outputs if any(summary[k].get(n) for k in kinds)][:MAX_OUTPUTS]
+    if not names:
+        return
+    plt = _pyplot()
+    fig, axes = plt.subplots(len(names), len(kinds), figsize=(5.5 * len(kinds), 0.9 + 0.45 * len(keys) * len(names)),
+                             squeeze=False)
+    for row, name in enumerate(names):
+        for col, kind in enumerate(kinds):
+            ax = axes[row, col]
+            if kind == "local_sensitivity":
+                _local_bars(ax, summary[kind].get(name, {}), keys)
+                ax.set_xlabel(f"change of {name} per input sigma", fontsize=8)
+            else:
+                _sobol_bars(ax, summary, name, keys)
+                ax.set_xlabel(f"Sobol index of {name}", fontsize=8)
+            ax.tick_params(labelsize=7)
+            ax.grid(axis="x", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def _local_bars(ax, local: dict, keys: tuple[str, ...]) -> None:
+    effect = np.array([local.get(k) if local.get(k) is not None else np.nan for k in keys], float)
+    order = np.argsort(np.nan_to_num(np.abs(effect), nan=-1.0))
+    ax.barh(np.arange(len(keys)), effect[order], color=np.where(effect[order] >= 0, "indianred", "steelblue"))
+    ax.set_yticks(np.arange(len(keys)), [keys[i] for i in order])
+    ax.axvline(0.0, color="black", linewidth=0.8)
+
+
+def _sobol_bars(ax, summary: dict, name: str, keys: tuple[str, ...]) -> None:
+    def column(kind):
+        found = summary[kind].get(name) or {}
+        return np.array([found.get(k) if found.get(k) is not None else np.nan for k in keys], float)
+
+    def errors(kind, estimate):
+        found = summary[kind + "_ci"].get(name) or {}
+        bounds = np.array([found.get(k) or [np.nan, np.nan] for k in keys], float)
+        return np.abs(np.stack([estimate - bounds[:, 0], bounds[:, 1] - estimate]))
+
+    first, total = column("sobol_first"), column("sobol_total")
+    order = np.argsort(np.nan_to_num(total, nan=-1.0))
+    y = np.arange(len(keys))
+    ax.barh(y + 0.2, total[order], height=0.4, xerr=errors("sobol_total", total)[:, order], label="total",
+            color="darkorange", capsize=2)
+    ax.barh(y - 0.2, first[order], height=0.4, xerr=errors("sobol_first", first)[:, order], label="first order",
+            color="seagreen", capsize=2)
+    ax.set_yticks(y, [keys[i] for i in order])
+    ax.legend(fontsize=7)
+
+
+def plot_scatter(path: Path, inputs: dict[str, np.ndarray], outputs: dict[str, np.ndarray]) -> None:
+    """Every output against every dispersed input (a subsample of the runs)."""
+    names = list(outputs)[:MAX_OUTPUTS]
+    if not names or not inputs:
+        return
+    plt = _pyplot()
+    keys = list(inputs)
+    fig, axes = plt.subplots(len(names), len(keys), figsize=(2.8 * len(keys), 2.3 * len(names)), squeeze=False)
+    for i, name in enumerate(names):
+        for j, key in enumerate(keys):
+            ax = axes[i, j]
+            ax.plot(inputs[key], outputs[name], ".", ms=2, alpha=0.5)
+            if i == len(names) - 1:
+                ax.set_xlabel(key, fontsize=7)
+            if j == 0:
+                ax.set_ylabel(name, fontsize=7)
+            ax.tick_params(labelsize=6)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)

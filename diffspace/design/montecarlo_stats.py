@@ -1,0 +1,126 @@
+r"""Statistics of a Monte-Carlo campaign: output distributions, Sobol indices, local sensitivities.
+
+Outputs: mean, standard deviation (``ddof = 1``), extremes and the percentiles 0.135 / 50 / 99.865 (the
+:math:`\pm 3\sigma` band of a normal distribution) over the usable runs; failed runs (and runs whose metric is
+undefined, NaN) are excluded and counted, never replaced.
+
+Sobol indices (Saltelli et al. 2010, *Comput. Phys. Commun.* 181, 259-270, with the total-order estimator of
+Jansen 1999, their table 2 (b) and (f)) from the runs :math:`f_A, f_B, f_{AB_i}` of each base sample, with
+the outputs centred on their mean over all these runs (which removes the first-order estimator's dependence
+on the output's offset; SALib does the same):
+
+.. math::
+
+    V = \operatorname{Var}[f_A \cup f_B],\qquad
+    S_i = \frac{\overline{f_B\,(f_{AB_i} - f_A)}}{V},\qquad
+    S_{Ti} = \frac{\tfrac12\,\overline{(f_A - f_{AB_i})^2}}{V}.
+
+Only base samples whose ``d + 2`` runs are all usable enter (the others are counted). Confidence intervals:
+percentile bootstrap over the base samples (``bootstrap`` resamples, the centring kept from the full sample).
+
+Local sensitivity of output :math:`y` to key :math:`x_i`: :math:`\partial y/\partial x_i` at the inputs'
+means (forward-mode autodiff through the simulation) times the key's standard deviation :math:`\sigma_i`,
+the first-order change of :math:`y` for a one-sigma change of :math:`x_i` (:math:`\sum_i` of their squares
+is the linearised variance of :math:`y`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+PERCENTILES = {"p0.135": 0.135, "p50": 50.0, "p99.865": 99.865}
+BOOTSTRAP_VALUES = 20_000_000  # resampled numbers held at once while bootstrapping
+
+
+def output_statistics(values: np.ndarray, failed: np.ndarray) -> dict:
+    """Summary of one output over runs (``failed``: the run itself failed)."""
+    undefined = ~failed & ~np.isfinite(values)
+    usable = values[~failed & ~undefined]
+    stats: dict = {"count": int(usable.size), "failed": int(failed.sum()), "undefined": int(undefined.sum())}
+    if usable.size == 0:
+        return stats | {k: None for k in ("mean", "std", "min", "max", *PERCENTILES)}
+    stats |= {"mean": float(usable.mean()), "std": float(usable.std(ddof=1)) if usable.size > 1 else None,
+              "min": float(usable.min()), "max": float(usable.max())}
+    stats |= {name: float(np.percentile(usable, q)) for name, q in PERCENTILES.items()}
+    return stats
+
+
+def _estimates(fa: np.ndarray, fb: np.ndarray, fab: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """First and total indices; ``fa``, ``fb``: ``(..., N)``, ``fab``: ``(..., N, d)``."""
+    variance = np.var(np.concatenate([fa, fb], axis=-1), axis=-1)[..., None]
+    first = np.mean(fb[..., None] * (fab - fa[..., None]), axis=-2) / variance
+    total = 0.5 * np.mean((fa[..., None] - fab) ** 2, axis=-2) / variance
+    return first, total
+
+
+@dataclasses.dataclass(frozen=True)
+class SobolIndices:
+    """Estimates (``(d,)``) and their bootstrap replicates (``(resamples, d)``); ``samples`` base samples used,
+    ``excluded`` left out because one of their runs was unusable."""
+
+    first: np.ndarray
+    total: np.ndarray
+    first_resampled: np.ndarray
+    total_resampled: np.ndarray
+    samples: int
+    excluded: int
+
+    def interval(self, which: str, confidence: float) -> np.ndarray:
+        """Percentile bootstrap interval, ``(d, 2)``."""
+        replicates = self.first_resampled if which == "first" else self.total_resampled
+        tail = 50.0 * (1.0 - confidence)
+        return np.percentile(replicates, [tail, 100.0 - tail], axis=0).T
+
+
+def sobol_indices(runs: np.ndarray, resamples: int, seed: int) -> SobolIndices | None:
+    """Indices from ``runs`` (``(N, d + 2)``: the ``A``, ``B``, ``AB_1`` ... ``AB_d`` run of each base
+    sample); ``None`` with fewer than two complete base samples or a constant output."""
+    complete = np.all(np.isfinite(runs), axis=1)
+    used = runs[complete] - np.mean(runs[complete]) if complete.any() else runs[complete]
+    n = used.shape[0]
+    if n < 2 or np.ptp(used[:, :2]) == 0.0:
+        return None
+    fa, fb, fab = used[:, 0], used[:, 1], used[:, 2:]
+    first, total = _estimates(fa, fb, fab)
+    rng = np.random.default_rng([seed, 0x5A17E111])
+    per_block = max(1, BOOTSTRAP_VALUES // (n * used.shape[1]))
+    first_r, total_r = [], []
+    for start in range(0, resamples, per_block):
+        picks = rng.integers(0, n, size=(min(per_block, resamples - start), n))
+        f, t = _estimates(fa[picks], fb[picks], fab[picks])
+        first_r.append(f)
+        total_r.append(t)
+    width = fab.shape[1]
+    stack = lambda parts: np.concatenate(parts) if parts else np.empty((0, width))
+    return SobolIndices(first, total, stack(first_r), stack(total_r), n, int((~complete).sum()))
+
+
+def sobol_summary(indices: dict[str, SobolIndices | None], keys: tuple[str, ...], confidence: float) -> dict:
+    """``sobol_first`` / ``sobol_total`` (``{metric: {key: value}}``) with their intervals
+    (``..._ci``: ``[low, high]``) and the base samples used and excluded per metric."""
+    out: dict = {"sobol_first": {}, "sobol_total": {}, "sobol_first_ci": {}, "sobol_total_ci": {},
+                 "sobol_samples": {}, "sobol_excluded_samples": {}}
+    for metric, found in indices.items():
+        if found is None:
+            for name in ("sobol_first", "sobol_total", "sobol_first_ci", "sobol_total_ci"):
+                out[name][metric] = {k: None for k in keys}
+            continue
+        for which in ("first", "total"):
+            estimate, interval = getattr(found, which), found.interval(which, confidence)
+            out[f"sobol_{which}"][metric] = {k: float(v) for k, v in zip(keys, estimate)}
+            out[f"sobol_{which}_ci"][metric] = {k: [float(lo), float(hi)] if found.first_resampled.size else None
+                                                for k, (lo, hi) in zip(keys, interval)}
+        out["sobol_samples"][metric] = found.samples
+        out["sobol_excluded_samples"][metric] = found.excluded
+    return out
+
+
+def local_sensitivity(gradients: dict[tuple[str, str], float], stds: dict[str, float]) -> dict:
+    """``{metric: {key: d(metric)/d(key) * std(key)}}`` (``None`` where the derivative is not finite)."""
+    out: dict = {}
+    for (metric, key), derivative in gradients.items():
+        value = float(derivative) * stds[key]
+        out.setdefault(metric, {})[key] = value if np.isfinite(value) else None
+    return out
