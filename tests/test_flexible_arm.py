@@ -25,8 +25,7 @@ def scenario(*overrides):
 
 
 # one compiled program per model structure; parameters are traced, so every call below reuses them. Only the report
-# test asks for the joint reactions (``simulate``): their vmapped LAPACK solves can hit jaxlib 0.10.2's thread-pool
-# deadlock in batched triangular solves when called again in the same process.
+# test asks for the joint reactions (``simulate``, one more compiled copy of the constraint derivatives).
 simulate = eqx.filter_jit(lambda s, p: s.simulate(p))
 run = eqx.filter_jit(lambda s, p: s.run(p))
 
