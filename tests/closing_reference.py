@@ -220,7 +220,7 @@ class ClosingReference:
     def rhs(self, t, y):
         _, v, f, f_c, _, _, vb = self.forces(t, y)
         shaft = -np.sum(f_c, axis=(0, 1))
-        return np.concatenate([v[:, 1:-1].ravel(), (f[:, 1:-1] / self.case.node_mass).ravel(), y[2 * self.size + 2:2 * self.size + 4],
+        return np.concatenate([v[:, 1:-1].ravel(), (f[:, 1:-1] / self.case.node_mass).ravel(), self.split(y)[3],
                                shaft / self.case.shaft_mass, shaft, [-np.sum(f[:, -1] * vb)]])
 
     def initial_state(self) -> np.ndarray:

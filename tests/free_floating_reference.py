@@ -50,7 +50,8 @@ class FloatingCase:
         q0 = np.concatenate([np.zeros(3), [0.0, 0.0, 0.0, 1.0], angles])
         v0 = np.concatenate([m.get("initial_base_twist", np.zeros(6)), rates])
         return cls(Path(path).parent / cfg["robot"]["path"], q0, v0, np.asarray(m["torque_amplitude_N_m"], float),
-                   m["torque_period_s"], m["joint_damping_N_m_s_rad"], cfg["simulation"]["t_final_s"], m["end_effector"])
+                   m["torque_period_s"], m["joint_damping_N_m_s_rad"], cfg["simulation"]["t_final_s"],
+                   m["end_effector"])
 
 
 class FloatingReference:
@@ -112,13 +113,13 @@ def attitude_error(quat_a, quat_b) -> np.ndarray:
 def compare(ours: dict, ref: dict) -> dict:
     """Largest deviations over the run: base position [m], attitude [rad], joint angles [rad], base twist and
     joint rates [m/s, rad/s], end effector [m]; and the motion's scale (largest end-effector excursion)."""
-    q, r = ours["q"], ref["q"]
+    q, r, path = ours["q"], ref["q"], ref["end_effector"]
     return {"base_position_m": float(np.abs(q[:, :3] - r[:, :3]).max()),
             "base_attitude_rad": float(attitude_error(q[:, 3:7], r[:, 3:7]).max()),
             "joint_angles_rad": float(np.abs(q[:, 7:] - r[:, 7:]).max()),
             "velocities": float(np.abs(ours["v"] - ref["v"]).max()),
             "end_effector_m": float(np.linalg.norm(ours["end_effector"] - ref["end_effector"], axis=1).max()),
-            "end_effector_excursion_m": float(np.linalg.norm(ref["end_effector"] - ref["end_effector"][0], axis=1).max()),
+            "end_effector_excursion_m": float(np.linalg.norm(path - path[0], axis=1).max()),
             "base_excursion_m": float(np.linalg.norm(r[:, :3] - r[0, :3], axis=1).max())}
 
 

@@ -8,10 +8,13 @@ diffspace but the configs' numbers):
 * the polynomial itself: the pressing curve of the independent chain of tests/rope_reference.py at the same
   depths, fitted the same way (points up to F_A, least squares without constant term), and its peak force.
 
-Measured (configs/capture_snare_optimize.toml's 30-section clamped rope, see the slow test; 6 sections in the
-smoke): diffspace vs the two-body integration within 4e-9 relative (its event-driven solve runs at rtol 1e-10
-on scaled units), the integration vs the closed forms within 1e-11, the independent fit's peak force within
-1e-9 of diffspace's. Numbers: experiments/results/closing_reference/ (python experiments/closing_reference.py).
+Measured (configs/capture_snare_optimize.toml's 30-section clamped rope, 8 nodes x 3 speeds; 6 sections in the
+smoke): diffspace vs the two-body integration within 7e-9 relative (impulse and restitution; peak force 1e-11;
+diffspace's event-driven solve runs at rtol 1e-10 on scaled units), the integration vs the closed forms within
+7e-11, the independent fit's peak force within 6.3e-9 of diffspace's (the degree-6 coefficients themselves
+differ by up to 1e-4: the least squares is ill-conditioned, its predictions are not); with c_v = 5 N s/m within
+2e-9 (restitution 0.94 / 0.91). Numbers: experiments/results/closing_reference/ (python
+experiments/closing_reference.py).
 """
 
 from pathlib import Path

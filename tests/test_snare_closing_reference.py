@@ -13,6 +13,7 @@ closing time 1.4e-15 s. The shipped config: see the slow test. Numbers: experime
 from pathlib import Path
 
 import numpy as np
+import pytest
 from closing_reference import (
     FAST_CASE,
     ClosingCase,
@@ -62,3 +63,25 @@ def test_fast_closing_matches_the_independent_model():
     assert d["impulse_N_s"] < 1e-8 * r["impulse_N_s"] and d["drive_work_J"] < 1e-8 * abs(r["drive_work_J"])
     assert abs(d["closing_angle_rad"]) < 1e-10 and abs(d["closing_time_s"]) < 1e-10
     assert abs(d["final_offset_m"]) < 1e-10
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(2400)
+def test_shipped_closing_matches_the_independent_model():
+    """configs/snare_closing.toml as shipped (20 sections, EA = 5e4 N, ring 0 -> 58 deg in 3 s, 0.5 s hold; the
+    drifting shaft is struck from 2.09 s, 142.7 N at 3.10 s, nine contact episodes), diffspace at its shipped
+    rtol 1e-6, the reference at 1e-8 (both about 600k steps, set by the stiff contacts). Measured: initial
+    shapes 7e-17 m, shaft path 1.2e-11 m over 60 mm of travel, contact force 3.3e-3 N (2.3e-5 of the peak),
+    peak 2.3e-5 N low at the same sample, ring torque 2.0e-6 N m of 13.9 N m, impulse 8e-9 N s of 7.3 N s, drive
+    work 5e-11 J, closing angle 7e-15 rad (55.069 deg), closing time 3e-14 s, final offset 5e-12 m."""
+    d = run({}, rtol=1e-8, atol=1e-11)
+    r = d["reference"]
+    assert r["peak_contact_force_N"] > 100.0 and r["shaft_travel_m"] > 0.05
+    assert d["initial_shape_m"] < 1e-10
+    assert d["shaft_path_m"] < 1e-9 and d["shaft_velocity_m_s"] < 1e-8
+    assert d["contact_force_N"] < 1e-4 * r["peak_contact_force_N"]  # diffspace's rtol 1e-6 in the stiff contact
+    assert d["peak_time_s"] == 0.0 and abs(d["peak_contact_force_N"]) < 1e-6 * r["peak_contact_force_N"]
+    assert d["ring_torque_N_m"] < 1e-6 * r["peak_ring_torque_N_m"]
+    assert d["impulse_N_s"] < 1e-8 * r["impulse_N_s"] and d["drive_work_J"] < 1e-8 * abs(r["drive_work_J"])
+    assert abs(d["closing_angle_rad"]) < 1e-10 and abs(d["closing_time_s"]) < 1e-10
+    assert abs(d["final_offset_m"]) < 1e-9

@@ -62,7 +62,8 @@ class VirtualImpact:
 
     def potential(self, delta) -> float:
         orders = np.arange(1, self.coefficients.size + 1)
-        return float(np.polynomial.polynomial.polyval(delta, np.concatenate([[0.0, 0.0], self.coefficients / (orders + 1)])))
+        coefficients = np.concatenate([[0.0, 0.0], self.coefficients / (orders + 1)])
+        return float(np.polynomial.polynomial.polyval(delta, coefficients))
 
     def unclamped(self, y) -> float:
         return self.elastic(y[0] - y[2]) + self.damping * (y[1] - y[3])
@@ -110,9 +111,11 @@ class VirtualImpact:
             upper *= 2.0
         delta_m = brentq(lambda d: self.potential(d) - energy, 0.0, upper, xtol=1e-18, rtol=1e-15)
 
-        def integrand(u):
+        def integrand(u):  # its limit at u = 0: sqrt(2 delta_m m / F(delta_m))
+            if u == 0.0:
+                return np.sqrt(2.0 * delta_m * self.mass / self.elastic(delta_m))
             rest = self.speed**2 - 2.0 * self.potential(delta_m * (1.0 - u * u)) / self.mass
-            return 2.0 * delta_m * u / np.sqrt(max(rest, 0.0)) if u > 0.0 else np.sqrt(2.0 * delta_m * self.mass / self.elastic(delta_m))
+            return 2.0 * delta_m * u / np.sqrt(max(rest, 0.0))
 
         half, _ = quad(integrand, 0.0, 1.0, epsabs=0.0, epsrel=1e-13, limit=200)
         return {"peak_force_N": self.elastic(delta_m), "impulse_N_s": 2.0 * self.mass * self.speed,
@@ -180,9 +183,10 @@ def strike_deviations(ours: dict, snare: dict | None) -> list[dict]:
         if snare is not None:
             fit = snare_fit(snare, row["node"])
             peak = VirtualImpact(fit["coefficients"], fit["damping"], *masses).simulate()["peak_force_N"]
+            relative = np.abs(fit["coefficients"] / row["coefficients"] - 1.0)
             out["fit"] = {"fit_limit_m": fit["fit_limit"], "diffspace_fit_limit_m": row["fit_limit"],
                           "peak_force_vs_diffspace": peak / row["peak_force_N"] - 1.0,
-                          "coefficients_max_rel": float(np.max(np.abs(fit["coefficients"] / row["coefficients"] - 1.0)))}
+                          "coefficients_max_rel": float(relative.max())}
         rows.append(out)
     return rows
 
@@ -218,7 +222,8 @@ def diffspace_strikes(config: Path, nodes, speeds) -> dict:
     rows = []
     for node in nodes:
         for speed in speeds:
-            params = scenario.with_design(scenario.params, {"snare_strike.node": node, "capture.approach_speed_m_s": speed})
+            design = {"snare_strike.node": node, "capture.approach_speed_m_s": speed}
+            params = scenario.with_design(scenario.params, design)
             out = jax.tree.map(np.asarray, simulate(scenario, params))
             impact = out.impact
             rows.append({"node": node, "speed": speed, "closing_speed": float(out.closing_speed),
