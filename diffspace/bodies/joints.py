@@ -18,7 +18,7 @@ parent and child anchors (``c_x, c_y, c_z`` the columns of ``C``):
 
 Every joint is called as ``joint(placements, t)`` (:meth:`.rigid.RigidBodies.placements`, all body poses
 computed once) and has ``size`` rows; ``type(joint).rows(joints, placements, t)`` evaluates several joints
-of one type at once (one batched computation: what :class:`.multibody.RigidMultibody` does, which keeps the
+of one type at once (one batched computation: what :class:`.multibody.Multibody` does, which keeps the
 compiled derivatives of the constraints small). For the point rows ``p_p - p_c`` the
 multipliers are the force the parent exerts on the child (world axes): the child's generalised constraint
 force is ``-B^T lambda`` and ``d(p_p - p_c)/dv_c = -I``.

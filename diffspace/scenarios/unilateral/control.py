@@ -44,6 +44,7 @@ import jax.numpy as jnp
 from jaxtyping import Array, Float
 
 from ...actuation import RestToRest
+from ...core.linalg import spd_solve
 
 
 class InputProfiles(eqx.Module):
@@ -93,8 +94,10 @@ class TaskController(eqx.Module):
         ])
         arm = tip_jacobian[:, 3:]
         gram = arm @ arm.T
-        manipulability = jnp.sqrt(jnp.maximum(jnp.linalg.det(gram), jnp.finfo(float).tiny))  # finite derivative
-        null = jnp.eye(3) - arm.T @ jnp.linalg.solve(gram + self.projector_damping(manipulability) * jnp.eye(2), arm)
+        determinant = gram[0, 0] * gram[1, 1] - gram[0, 1] * gram[1, 0]  # 2x2 closed form: no LAPACK call
+        manipulability = jnp.sqrt(jnp.maximum(determinant, jnp.finfo(float).tiny))  # finite derivative
+        damped = gram + self.projector_damping(manipulability) * jnp.eye(2)  # SPD
+        null = jnp.eye(3) - arm.T @ spd_solve(damped, arm)
         posture = -self.posture_stiffness * (q[3:] - q0[3:]) - self.posture_damping * u[3:]
         base = -self.base_stiffness * (q[:3] - q0[:3]) - self.base_damping * u[:3]
         return jnp.concatenate([base, arm.T @ force + null @ posture]), manipulability
