@@ -176,9 +176,12 @@ def command_optimize(args, loaded: Loaded) -> dict:
     if "optimize" not in loaded.design:
         raise ConfigError(f"{args.config}: no [optimize] table in this config")
     problem = design.parse_problem(loaded.scenario, loaded.design["optimize"])
-    with _result_dir(args, loaded) as work:
+    processes = _processes(args)
+    with _shared_result_dir(args, loaded, processes) as work:
         summary, optimum = design.run_optimize(loaded.builder(), loaded.scenario, problem, work,
-                                               progress=not args.quiet)
+                                               progress=not args.quiet, processes=processes)
+        if summary is None:  # not the lead: its share of the sweep is done
+            return None
         (work / "optimum.toml").write_text(loaded.derived_config(
             optimum, f"optimum found by diffspace optimize {args.config}; run it with diffspace run"))
         write_summary(work, summary)

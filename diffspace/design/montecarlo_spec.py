@@ -36,6 +36,7 @@ import numpy as np
 
 from ..core.status import ConfigError
 from .montecarlo_distributions import DISTRIBUTIONS, Dispersion
+from .sweep_spec import Chunked
 
 BLOCK = 1024  # uniform rows per seeded block
 SENSITIVITIES = ("local", "sobol")
@@ -44,7 +45,7 @@ _OPTIONS = {"samples", "seed", "outputs", "sensitivity", "chunk_size", "bootstra
 
 
 @dataclasses.dataclass(frozen=True)
-class MonteCarloSpec:
+class MonteCarloSpec(Chunked):
     dispersions: tuple[Dispersion, ...]
     samples: int = 1024
     seed: int = 0
@@ -72,13 +73,6 @@ class MonteCarloSpec:
     @property
     def n_cases(self) -> int:
         return self.samples * self.runs_per_sample
-
-    @property
-    def n_chunks(self) -> int:
-        return -(-self.n_cases // self.chunk_size)
-
-    def chunk_range(self, chunk: int) -> range:
-        return range(chunk * self.chunk_size, min((chunk + 1) * self.chunk_size, self.n_cases))
 
     def unit_rows(self, samples: np.ndarray) -> np.ndarray:
         """The uniform design's rows of base samples ``samples`` (``d`` columns, or ``2d`` with Sobol)."""

@@ -29,7 +29,9 @@ from ..io.results import write_timeseries
 from ..scenarios import AbstractScenario
 from . import cases as cs
 from .gradient import design_metrics
-from .optimize_report import best_sweep_rows, plot_history, report, sweep_columns, sweep_table
+from .distributed import SOLO
+from .optimize_report import best_sweep_rows, plot_history, report, sweep_columns
+from .optimize_sweep import sweep_stage
 from .problem import Problem, barrier
 
 POLISH_ITERATIONS = 6
@@ -139,9 +141,11 @@ def _starts(problem: Problem, table: dict, choice, configured, rng) -> np.ndarra
     return np.concatenate([np.reshape(seeds, (-1, len(problem.keys))), problem.sample(rng, n_starts - len(seeds))])
 
 
-def run_optimize(builder: cs.CaseBuilder, scenario: AbstractScenario, problem: Problem, out, progress=True):
+def run_optimize(builder: cs.CaseBuilder, scenario: AbstractScenario, problem: Problem, out, progress=True,
+                 processes=SOLO):
     """Sweep, multi-start Adam per choice, polish; write ``sweep.csv``, ``timeseries.csv``, ``optimize.png``.
-    Returns ``(summary, optimum design dict)``."""
+    Returns ``(summary, optimum design dict)``; among several processes the sweep is shared and the others
+    return ``(None, None)`` after it."""
 
     opts = problem.options
     rng = np.random.default_rng(opts["seed"])
@@ -149,7 +153,9 @@ def run_optimize(builder: cs.CaseBuilder, scenario: AbstractScenario, problem: P
     samples = problem.sample(rng, opts["sweep_samples"])
     if configured is not None:
         samples = np.concatenate([configured[None], samples[:-1]])
-    table = sweep_table(builder, problem, samples, progress)
+    table = sweep_stage(builder, problem, samples, out, progress, processes)
+    if table is None:
+        return None, None
     write_timeseries(out, sweep_columns(problem, table), "sweep")
     runner = _Runner(scenario, problem)
     candidates, histories, g_histories, excluded = [], [], [], 0

@@ -14,7 +14,8 @@ from ..core.status import SolverFailure
 from .problem import Problem
 
 
-def _cases(problem: Problem, samples: np.ndarray) -> list[dict]:
+def sweep_cases(problem: Problem, samples: np.ndarray) -> list[dict]:
+    """The sweep's cases: every sample for every choice."""
     rows = []
     for choice in problem.choices:
         for x in samples:
@@ -27,13 +28,18 @@ def _cases(problem: Problem, samples: np.ndarray) -> list[dict]:
 
 def sweep_table(builder: cs.CaseBuilder, problem: Problem, samples: np.ndarray, progress: bool) -> dict:
     """Evaluate the sweep in chunks; columns: inputs, ``choice``, objective (maximised), feasible, metrics."""
-    cases = _cases(problem, samples)
+    cases = sweep_cases(problem, samples)
     chunk = problem.options["chunk_size"]
     parts = []
     for start in range(0, len(cases), chunk):
         parts.append(evaluate_cases(builder, cases[start:start + chunk], chunk))
         if progress:
             print(f"sweep {min(start + chunk, len(cases))}/{len(cases)} cases", file=sys.stderr)
+    return tabulate(problem, cases, parts)
+
+
+def tabulate(problem: Problem, cases: list[dict], parts: list) -> dict:
+    """The sweep's table from its cases and their results (chunk by chunk, in order)."""
     values = {k: np.concatenate([p.values[k] for p in parts]) for k in parts[0].values}
     status = np.concatenate([p.status for p in parts])
     objective = np.asarray(problem.objective(values), float)

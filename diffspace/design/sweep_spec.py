@@ -46,8 +46,20 @@ class Axis:
         return self.bounds is not None or all(_is_number(v) for v in self.values)
 
 
+class Chunked:
+    """Chunk arithmetic of a spec with ``n_cases`` and ``chunk_size`` (chunk ``c``: cases ``c * chunk_size`` up
+    to the next chunk's first)."""
+
+    @property
+    def n_chunks(self) -> int:
+        return -(-self.n_cases // self.chunk_size)
+
+    def chunk_range(self, chunk: int) -> range:
+        return range(chunk * self.chunk_size, min((chunk + 1) * self.chunk_size, self.n_cases))
+
+
 @dataclasses.dataclass(frozen=True)
-class SweepSpec:
+class SweepSpec(Chunked):
     axes: tuple[Axis, ...]
     method: str = "grid"
     samples: int = 0
@@ -67,13 +79,6 @@ class SweepSpec:
         if self.method == "grid":
             return math.prod(len(a.values) for a in self.axes)
         return self.samples
-
-    @property
-    def n_chunks(self) -> int:
-        return -(-self.n_cases // self.chunk_size)
-
-    def chunk_range(self, chunk: int) -> range:
-        return range(chunk * self.chunk_size, min((chunk + 1) * self.chunk_size, self.n_cases))
 
     def cases(self, chunk: int) -> list[dict]:
         """The cases of one chunk, as ``{key: value}`` dicts, in case-index order."""
