@@ -11,7 +11,7 @@ import pytest
 from toy_scenario import Toy
 
 from diffspace.design.gradient import design_metrics
-from diffspace.integrate import forward_mode, solve_adjoint
+from diffspace.integrate import adjoint_for, solve_adjoint
 from diffspace.scenarios import load_scenario
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -23,11 +23,17 @@ def _toy() -> Toy:
     return Toy.from_config({"toy": {"rate": 1.0, "amplitude": 2.0, "horizon_s": 1.0}})
 
 
-def test_solve_adjoint_switches_inside_the_context_only():
+def test_differentiation_is_passed_explicitly():
+    """No hidden channel: the adjoint is an argument (None: reverse mode) and a scenario carries its choice."""
     assert isinstance(solve_adjoint(), diffrax.RecursiveCheckpointAdjoint)
-    with forward_mode():
-        assert isinstance(solve_adjoint(), diffrax.ForwardMode)
-    assert isinstance(solve_adjoint(), diffrax.RecursiveCheckpointAdjoint)
+    assert isinstance(solve_adjoint(diffrax.ForwardMode()), diffrax.ForwardMode)
+    assert isinstance(adjoint_for("forward"), diffrax.ForwardMode)
+    toy = _toy()
+    assert toy.differentiation == "reverse" and isinstance(toy.adjoint, diffrax.RecursiveCheckpointAdjoint)
+    forward = toy.differentiated_by("forward")
+    assert isinstance(forward.adjoint, diffrax.ForwardMode) and toy.differentiation == "reverse"
+    with pytest.raises(ValueError, match="differentiation"):
+        adjoint_for("sideways")
 
 
 def test_toy_design_gradient_is_the_analytic_derivative():

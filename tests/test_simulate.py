@@ -1,5 +1,8 @@
 """Free-floating integration: conservation laws and gradients through the Diffrax solve."""
 
+import functools
+
+import diffrax
 import equinox as eqx
 import jax
 import jax.numpy as jnp
@@ -130,12 +133,13 @@ class _BouncingBall(AbstractHybridSystem):
         return jnp.stack([y[0], -self.restitution * y[1]]), mode + 1
 
 
-def _bouncing_ball(drop_height, gravity, wall, restitution, t_final=1.2):
+def _bouncing_ball(drop_height, gravity, wall, restitution, t_final=1.2, adjoint=None):
     """First and second event times, final height and velocity of a ball dropped onto a wall."""
     from diffspace.integrate import hybrid_solve
 
     system = _BouncingBall(jnp.asarray(gravity), jnp.asarray(wall), jnp.asarray(restitution))
-    sol = hybrid_solve(system, jnp.stack([drop_height, 0.0]), jnp.asarray(0), t_final, n_save=5, max_segments=4)
+    sol = hybrid_solve(system, jnp.stack([drop_height, 0.0]), jnp.asarray(0), t_final, n_save=5, max_segments=4,
+                       adjoint=adjoint)
     return jnp.stack([sol.segment_end[0], sol.segment_end[1], sol.final_y[0], sol.final_y[1]])
 
 
@@ -153,15 +157,13 @@ def test_event_times_and_states_are_differentiated_exactly():
     (drop height), the vector field (gravity), the condition (wall height) and the transition (restitution):
     forward and reverse mode equal the closed form's (the implicit-function-theorem derivative of each event
     must carry every one of these dependences)."""
-    from diffspace.integrate import forward_mode
-
     point = (1.0, 9.81, 0.2, 0.7)
     argnums = (0, 1, 2, 3)
     np.testing.assert_allclose(jax.jit(_bouncing_ball)(*point), _bouncing_ball_exact(*point), rtol=1e-11, atol=1e-12)
     expected = np.stack(jax.jacfwd(_bouncing_ball_exact, argnums)(*point), axis=-1)
     reverse = np.stack(jax.jit(jax.jacrev(_bouncing_ball, argnums))(*point), axis=-1)
-    with forward_mode():
-        forward = np.stack(jax.jit(jax.jacfwd(_bouncing_ball, argnums))(*point), axis=-1)
+    by_forward_mode = functools.partial(_bouncing_ball, adjoint=diffrax.ForwardMode())
+    forward = np.stack(jax.jit(jax.jacfwd(by_forward_mode, argnums))(*point), axis=-1)
     np.testing.assert_allclose(forward, expected, rtol=1e-9, atol=1e-10)
     np.testing.assert_allclose(reverse, expected, rtol=1e-9, atol=1e-10)
 
@@ -214,7 +216,7 @@ class _SpringWall(AbstractHybridSystem):
         return y, jnp.stack([mode[0] + 1.0, peak, release])
 
 
-def _spring_wall(speed, rtol=1e-10):
+def _spring_wall(speed, rtol=1e-10, adjoint=None):
     """A unit mass approaches a spring wall at ``speed`` from ``_WALL_DISTANCE`` away. Phase 0 ends at the touch
     (an ordinary event: the field changes); phase 1 at the force peak (a neutral event: same field, state kept),
     recording the force; phase 2 at the release (``x = 0``: an ordinary event, ``other``, recording its time)
@@ -223,7 +225,7 @@ def _spring_wall(speed, rtol=1e-10):
     from diffspace.integrate import hybrid_solve
 
     sol = hybrid_solve(_SpringWall(jnp.asarray(speed)), jnp.stack([-_WALL_DISTANCE, speed]), jnp.zeros(3), _T_FINAL,
-                       n_save=5, rtol=rtol, atol=rtol, max_segments=5, dtmax=0.5)
+                       n_save=5, rtol=rtol, atol=rtol, max_segments=5, dtmax=0.5, adjoint=adjoint)
     return jnp.stack([sol.final_mode[1], sol.final_mode[2], sol.final_y[0], sol.final_y[1]])
 
 
@@ -240,13 +242,10 @@ def test_neutral_event_keeps_exact_derivatives_without_differentiating_its_indic
     its segment's start (the touch): the derivatives then agree to 4e-10 at rtol 1e-10; with a fixed event time
     (also exact for the continuous model) the discrete solution's derivative was 2.8e-8 off, the error growing
     with the approach time."""
-    from diffspace.integrate import forward_mode
-
     speed = 1.0
     np.testing.assert_allclose(jax.jit(_spring_wall)(speed), _spring_wall_exact(speed), rtol=1e-9, atol=1e-9)
     expected = jax.jacfwd(_spring_wall_exact)(speed)
     reverse = jax.jit(jax.jacrev(_spring_wall))(speed)
-    with forward_mode():
-        forward = jax.jit(jax.jacfwd(_spring_wall))(speed)
+    forward = jax.jit(jax.jacfwd(functools.partial(_spring_wall, adjoint=diffrax.ForwardMode())))(speed)
     np.testing.assert_allclose(forward, expected, rtol=1e-10, atol=3e-9)
     np.testing.assert_allclose(reverse, expected, rtol=1e-10, atol=3e-9)

@@ -27,10 +27,10 @@ from .rope import assemble, rope_accelerations
 from .snare import SnareModel, contact_direction
 
 
-def snare_virtual_impact(model: SnareModel, coefficients, speed, *, n_save: int = 2) -> ImpactOutcome:
+def snare_virtual_impact(model: SnareModel, coefficients, speed, *, n_save: int = 2, adjoint=None) -> ImpactOutcome:
     """Impact of ``model.mass`` at ``speed`` on the virtual spring ``coefficients`` (damping ``c_v``), over
     20 linearised contact times."""
-    return virtual_impact(coefficients, model.virtual_damping, model.mass, speed, n_save=n_save)
+    return virtual_impact(coefficients, model.virtual_damping, model.mass, speed, n_save=n_save, adjoint=adjoint)
 
 
 class RopeImpact(eqx.Module):
@@ -57,7 +57,7 @@ class RopeImpact(eqx.Module):
 
 
 def rope_impact_solve(model: SnareModel, x_eq, node, speed, t_end, *, gap=0.0, rtol=1e-6, atol=1e-9,
-                      n_save: int = 600, max_steps: int = 200_000):
+                      n_save: int = 600, max_steps: int = 200_000, adjoint=None):
     r"""Full dynamic impact: the shaft (isotropic ``model.mass``, translating) moves with ``speed`` along the
     approach direction of node ``node`` (0-based) and touches it after ``gap`` [m]; the rope starts at rest
     in ``x_eq``; the rotating-ring end follows the drive. State: interior nodes, shaft position/velocity and
@@ -82,7 +82,7 @@ def rope_impact_solve(model: SnareModel, x_eq, node, speed, t_end, *, gap=0.0, r
         diffrax.ODETerm(field), diffrax.Tsit5(), t0=0.0, t1=t_end, dt0=None, y0=y0,
         saveat=diffrax.SaveAt(ts=jnp.linspace(0.0, t_end, n_save)),
         stepsize_controller=diffrax.PIDController(rtol=rtol, atol=atol), max_steps=max_steps, throw=False,
-        adjoint=solve_adjoint(),
+        adjoint=solve_adjoint(adjoint),
     )
     return sol, u
 
@@ -97,7 +97,7 @@ def parabolic_peak(values):
 
 
 def dynamic_impact(model: SnareModel, x_eq, node, speed, t_end, **settings) -> RopeImpact:
-    """:func:`rope_impact_solve` and its results (``settings``: ``gap``, ``rtol``, ``atol``, ``n_save``,
+    """:func:`rope_impact_solve` and its results (``settings``: ``gap``, ``rtol``, ``atol``, ``n_save``, ``adjoint``,
     ``max_steps``)."""
     sol, u = rope_impact_solve(model, x_eq, node, speed, t_end, **settings)
     xi, vi, p, w, impulse = sol.ys

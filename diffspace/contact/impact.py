@@ -231,7 +231,8 @@ def reference_indentation(law: AbstractContactLaw, mass, speed) -> Array:
 
 def simulate_impact(law: AbstractContactLaw, mass1, mass2, approach_speed, gap=0.0, t_max=10.0,
                     friction: ImpactFriction | None = None, *, rtol: float = 1e-10, atol: float = 1e-12,
-                    max_steps: int = 4096, max_segments: int = 12, n_save: int = 200) -> ImpactOutcome:
+                    max_steps: int = 4096, max_segments: int = 12, n_save: int = 200,
+                    adjoint=None) -> ImpactOutcome:
     """Simulate one impact (pure; jit/vmap/grad). ``mass2 = inf``: body 2 is a fixed support. ``gap`` [m] at
     ``t = 0`` (0: first touch at ``t = 0``), ``t_max`` [s] horizon, ``rtol``/``atol`` on the scaled state."""
     friction = ImpactFriction(jnp.zeros(()), jnp.zeros(()), jnp.ones(())) if friction is None else friction
@@ -248,7 +249,7 @@ def simulate_impact(law: AbstractContactLaw, mass1, mass2, approach_speed, gap=0
                        slip=jnp.array([1, 0]), impact_speed=jnp.zeros(()))
     y0, mode0 = system.transition(0.0, y0, mode0)
     sol = hybrid_solve(system, y0, mode0, t_max / t_ref, rtol=rtol, atol=atol, max_steps=max_steps,
-                       max_segments=max_segments, save_times=save)
+                       max_segments=max_segments, save_times=save, adjoint=adjoint)
     return _outcome(system, sol, mode0)
 
 

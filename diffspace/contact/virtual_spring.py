@@ -87,14 +87,14 @@ def linear_contact_time(mass, k0) -> Array:
     return jnp.pi * jnp.sqrt(mass / k0)
 
 
-def virtual_impact(coefficients, damping, mass, speed, *, t_max=None, n_save: int = 2) -> ImpactOutcome:
+def virtual_impact(coefficients, damping, mass, speed, *, t_max=None, n_save: int = 2, adjoint=None) -> ImpactOutcome:
     """Eq. (43): a mass ``mass`` [kg] striking the virtual spring at ``speed`` [m/s] (touch at ``t = 0``).
 
     The horizon ``t_max`` defaults to 20 linearised contact times (a softening spring releases late);
     ``status`` is ``NO_EVENT`` if the mass has not rebounded by then. Pure (jit/vmap/grad)."""
     law = VirtualSpringLaw.for_impact(coefficients, damping, mass, speed)
     t_max = 20.0 * linear_contact_time(mass, law.stiffness) if t_max is None else t_max
-    return simulate_impact(law, mass, jnp.inf, speed, 0.0, t_max, n_save=n_save)
+    return simulate_impact(law, mass, jnp.inf, speed, 0.0, t_max, n_save=n_save, adjoint=adjoint)
 
 
 def fit_polynomial(depths, forces, degree: int, weights=None) -> Float[Array, " p"]:

@@ -3,7 +3,7 @@ neutral events, and
 constrained (index-1 + Baumgarte + projection) dynamics in any coordinates; the differentiation mode of every
 solve (:mod:`~diffspace.integrate.adjoint`)."""
 
-from .adjoint import forward_mode, solve_adjoint
+from .adjoint import DIFFERENTIATION, adjoint_for, solve_adjoint
 from .constrained import (
     AbstractConstrainedSystem,
     ConstraintRows,
@@ -23,6 +23,7 @@ from .hybrid import EXTREMUM_MARGIN, AbstractHybridSystem, HybridSolution, hybri
 from .neutral import neutral_event
 
 __all__ = [
+    "DIFFERENTIATION",
     "AbstractHybridSystem",
     "EXTREMUM_MARGIN",
     "AbstractConstrainedSystem",
@@ -37,7 +38,7 @@ __all__ = [
     "constrained_accelerations",
     "constraint_rows",
     "constraint_velocity",
-    "forward_mode",
+    "adjoint_for",
     "hybrid_solve",
     "kkt_solve",
     "neutral_event",

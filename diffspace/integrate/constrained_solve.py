@@ -120,6 +120,7 @@ def solve_constrained(
     dtmax: float | None = None,
     project_initial: bool = False,
     multipliers: bool = False,
+    adjoint: diffrax.AbstractAdjoint | None = None,
 ) -> ConstrainedSolution:
     """Integrate the constrained system from ``(q0, w0)`` to ``t_final``; states saved at ``n_save`` times.
 
@@ -151,7 +152,7 @@ def solve_constrained(
         stepsize_controller=diffrax.PIDController(rtol=rtol, atol=atol, dtmax=dtmax),
         max_steps=max_steps,
         throw=False,
-        adjoint=solve_adjoint(),
+        adjoint=solve_adjoint(adjoint),
     )
     q, w = sol.ys
     if stabilization.project:  # output points lie inside steps: project them as well

@@ -39,6 +39,7 @@ def simulate(
     n_save: int = 201,
     max_steps: int = 100_000,
     progress: bool = False,
+    adjoint: diffrax.AbstractAdjoint | None = None,
 ) -> Trajectory:
     """Integrate ``H(q) dv/dt + b(q, v) = [0; tau(t, q, v)]`` with ``dq/dt`` from the free-flyer kinematics.
 
@@ -70,7 +71,7 @@ def simulate(
         stepsize_controller=diffrax.PIDController(rtol=rtol, atol=atol),
         max_steps=max_steps,
         throw=False,
-        adjoint=solve_adjoint(),
+        adjoint=solve_adjoint(adjoint),
         progress_meter=diffrax.TqdmProgressMeter() if progress else diffrax.NoProgressMeter(),
     )
     check_result(sol.result, "free-floating motion")

@@ -107,6 +107,7 @@ def hybrid_solve(
     max_segments: int = 16,
     dtmax: float | None = None,
     save_times=None,
+    adjoint: diffrax.AbstractAdjoint | None = None,
 ) -> HybridSolution:
     r"""Integrate a hybrid ``system`` (:class:`AbstractHybridSystem`) from ``y0`` in ``mode0``.
 
@@ -116,8 +117,9 @@ def hybrid_solve(
     function theorem); ``system.transition`` gives the state and mode the next segment starts from.
     Segments are iterated by ``lax.scan`` over ``max_segments`` (a bounded, reverse-differentiable loop; a
     finished run turns the remaining segments into zero-length solves). The state is saved at ``n_save`` equally
-    spaced times of ``[0, t_final]``, or at ``save_times`` (sorted, in ``[0, t_final]``; may be traced). Use
-    inside ``jit``.
+    spaced times of ``[0, t_final]``, or at ``save_times`` (sorted, in ``[0, t_final]``; may be traced).
+    ``adjoint``: how the solves are differentiated (:mod:`~diffspace.integrate.adjoint`; default reverse mode).
+    Use inside ``jit``.
     """
     grid = jnp.linspace(0.0, t_final, n_save) if save_times is None else jnp.asarray(save_times, dtype=float)
     n_save = grid.shape[0]
@@ -139,7 +141,7 @@ def hybrid_solve(
             term, solver, t0=t_start, t1=t_final, dt0=None, y0=y, args=mode,
             saveat=diffrax.SaveAt(subs=[diffrax.SubSaveAt(ts=jnp.clip(grid, t_start, t_final)), diffrax.SubSaveAt(t1=True)]),
             stepsize_controller=controller, event=events, max_steps=max_steps, throw=False,
-            adjoint=solve_adjoint(),
+            adjoint=solve_adjoint(adjoint),
         )
         grid_ys, (t_end_arr, end_ys) = sol.ys[0], (sol.ts[1], sol.ys[1])
         t_end = t_end_arr[0]

@@ -41,6 +41,7 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array
 
+from ..integrate.adjoint import adjoint_for
 from ..io.config import Schema, get_key, set_key, split_indexed
 from ..core.status import ConfigError, describe
 
@@ -144,6 +145,8 @@ class AbstractScenario(eqx.Module):
     """
 
     name: ClassVar[str]
+    differentiation: str = eqx.field(static=True, default="reverse", kw_only=True)  # of every solve: "reverse" |
+    # "forward" (``integrate.adjoint``); set by :meth:`differentiated_by`
     headline: ClassVar[tuple[str, str] | None] = None  # (metric, design key): the result whose gradient the
     # benchmark compiles and the generic gradient test checks against central differences
     # every scenario has a field ``params: <its AbstractParams>`` (the config's parameters); declared by the
@@ -161,6 +164,15 @@ class AbstractScenario(eqx.Module):
         """Build the scenario from a config validated against :meth:`schema`; raise ``ConfigError``."""
 
     # ------------------------------------------------------------------ pure
+    @property
+    def adjoint(self):
+        """The ``adjoint`` every solve of :meth:`simulate` passes to Diffrax (:attr:`differentiation`)."""
+        return adjoint_for(self.differentiation)
+
+    def differentiated_by(self, differentiation: str) -> "AbstractScenario":
+        """This scenario with its solves differentiated by ``"reverse"`` or ``"forward"`` mode."""
+        return dataclasses.replace(self, differentiation=differentiation)
+
     @abc.abstractmethod
     def simulate(self, params: AbstractParams) -> AbstractOutcome:
         """One simulation; pure (jit/vmap/grad)."""

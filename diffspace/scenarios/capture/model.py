@@ -340,7 +340,8 @@ def reference_scales(model: CaptureModel, y0, closing_speed):
 
 
 def simulate_capture(model: CaptureModel, y0, t_final, n_save: int = 301, rtol: float = 1e-10,
-                     atol: float = 1e-12, max_steps: int = 20_000, max_segments: int = 8, dtmax=None) -> HybridSolution:
+                     atol: float = 1e-12, max_steps: int = 20_000, max_segments: int = 8, dtmax=None,
+                     adjoint=None) -> HybridSolution:
     """One capture simulation from ``y0`` (pure; jit it). ``model.scales`` must be set.
 
     ``dtmax`` bounds the step: force-free flight has zero local error, so without a bound the controller
@@ -348,4 +349,4 @@ def simulate_capture(model: CaptureModel, y0, t_final, n_save: int = 301, rtol: 
     checked; a quarter of the approach time keeps the sign change of the indentation inside a step on
     which it is monotonic (contact steps are far smaller anyway)."""
     return hybrid_solve(model, y0, ContactMode.initial(), t_final, n_save=n_save, rtol=rtol, atol=atol,
-                        max_steps=max_steps, max_segments=max_segments, dtmax=dtmax)
+                        max_steps=max_steps, max_segments=max_segments, dtmax=dtmax, adjoint=adjoint)

@@ -162,7 +162,7 @@ class Capture(AbstractScenario):
         n_save, max_steps, max_segments = self.settings
         dtmax = jax.lax.stop_gradient(0.25 * self.gap / closing)
         sol = simulate_capture(model, y0, self.t_final, n_save, self.tolerances[0], self.tolerances[1], max_steps,
-                               max_segments, dtmax)
+                               max_segments, dtmax, adjoint=self.adjoint)
         return capture_outcome(model, y0, sol)
 
     def effective_masses(self, params: CaptureParams | None = None):

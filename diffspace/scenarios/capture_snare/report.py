@@ -6,8 +6,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ...io.results import plot_panels, write_timeseries
+from ...io.results import plot_figure, write_timeseries
 from ...core.status import Status
+from ..impact.report import contact_figure
 
 
 def summary(scenario, out) -> dict:
@@ -38,7 +39,9 @@ def write(out, directory: Path) -> None:
     series = {"time_s": t, "indentation_m": np.asarray(impact.series_indentation),
               "velocity_m_s": np.asarray(impact.series_velocity), "force_N": np.asarray(impact.series_force)}
     write_timeseries(directory, series)
-    plot_panels(directory / "force_time.png", t, [
-        ("force [N]", {f"rope node {int(out.node)}": series["force_N"]}),
-        ("indentation [mm]", {"delta": 1e3 * series["indentation_m"]}),
-    ])
+    title = (f"capture through the snare: rod tip on rope node {int(out.node)} at {float(out.closing_speed):.4g} m/s "
+             f"closing speed: peak {float(impact.peak_force):.4g} N, contact "
+             f"{1e3 * float(impact.release_time - impact.contact_start_time):.4g} ms")
+    plot_figure(directory / "force_time.png", contact_figure(
+        impact, title, f"virtual spring of rope node {int(out.node)}",
+        (float(out.fit_limit), f"end of the node's fitted depth range {1e3 * float(out.fit_limit):.3g} mm")))

@@ -135,7 +135,7 @@ class CaptureSnare(AbstractScenario):
         row = params.node - 2
         closing = self.closing_speed(params)
         impact = virtual_impact(self.coefficients[row], self.model.virtual_damping, self.model.mass, closing,
-                                n_save=self.n_save)
+                                n_save=self.n_save, adjoint=self.adjoint)
         limit = self.fit_limits[row]
         status = first_failure(impact.status, flag(impact.max_indentation > limit, Status.OUT_OF_RANGE))
         return CaptureSnareOutcome(impact, closing, limit, params.node, status)

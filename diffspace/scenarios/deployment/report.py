@@ -127,19 +127,24 @@ def write(scenario, outcome: Outcome, out: Path) -> None:
     energy["energy_residual_J"] = kinetic + strain + energy["damping_loss_J"] - energy["drive_work_J"]
     write_timeseries(out, energy, name="energy")
     t = c["t_s"]
+    case = (f"deployment, scheme {scenario.n_modules - 1} ({scenario.n_modules} modules, {scenario.interface_model} "
+            f"interfaces), {scenario.law} drive")
+    events = ((float(outcome.motion_end), "drive stops"),)
     plot_panels(out / "angular_acceleration.png", t, [
-        ("end absolute [deg/s^2]", {"end module": c["end_angular_acceleration_deg_s2"],
-                                    "drive": c["theta_acceleration_deg_s2"]}),
-        ("end relative [deg/s^2]", {"end - drive": c["end_relative_angular_acceleration_deg_s2"]}),
-    ])
+        ("angular acceleration [deg/s²]", {"end module": c["end_angular_acceleration_deg_s2"],
+                                           "drive (first module)": c["theta_acceleration_deg_s2"]}),
+        ("end relative to drive [deg/s²]", {"end module - drive": c["end_relative_angular_acceleration_deg_s2"]}),
+    ], title=f"{case}: angular acceleration of the end module (residual vibration after the drive stops)",
+        events=events)
     plot_panels(out / "joint_reactions.png", t, [
-        ("joint force [N]", {"|F|": c["joint_force_N"], **{a: c[f"joint_force_{a}_N"] for a in "xy"}}),
-        ("drive torque [N m]", {"tau": c["drive_torque_N_m"]}),
-    ])
+        ("drive joint force [N]", {"magnitude": c["joint_force_N"], **{a: c[f"joint_force_{a}_N"] for a in "xy"}}),
+        ("drive torque [N m]", {"drive torque": c["drive_torque_N_m"]}),
+    ], title=f"{case}: reaction force and torque at the driven joint (rover on the first module)", events=events)
     plot_panels(out / "energy.png", energy["t_s"], [
-        ("energy [J]", {k: energy[k + "_J"] for k in ("kinetic", "strain", "damping_loss", "drive_work")}),
-        ("balance residual [J]", {"T + U + loss - W": energy["energy_residual_J"]}),
-    ])
+        ("energy [J]", {k.replace("_", " "): energy[k + "_J"] for k in ("kinetic", "strain", "damping_loss",
+                                                                         "drive_work")}),
+        ("balance residual [J]", {"kinetic + strain + damping loss - drive work": energy["energy_residual_J"]}),
+    ], title=f"{case}: energy balance", events=events)
     worst = int(np.argmax(strain))
     plot_deformed(scenario, outcome, worst, out / "deformed_mast.png")
 

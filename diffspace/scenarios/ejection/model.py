@@ -345,13 +345,14 @@ def simulate_ejection(
     max_steps: int = 20_000,
     max_segments: int = 16,
     solver=None,
+    adjoint=None,
 ) -> EjectionRun:
     """Simulate one ejection from rest at ``joint_angles`` (base at the origin, identity attitude). Pure; jit it."""
     q0 = model.robot.neutral().at[7:].set(joint_angles)
     y0 = EjectionState(q0, jnp.zeros(model.robot.nv), jnp.asarray(0.0), jnp.asarray(0.0))
     y0, mode0 = model.transition(0.0, y0, model.initial_mode())
     solution = hybrid_solve(model, y0, mode0, t_final, n_save=n_save, rtol=rtol, atol=atol, max_steps=max_steps,
-                            max_segments=max_segments, solver=solver)
+                            max_segments=max_segments, solver=solver, adjoint=adjoint)
     return EjectionRun(solution, mode0, equivalent_mass(model, q0, mode0.slip))
 
 

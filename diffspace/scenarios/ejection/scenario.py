@@ -202,7 +202,8 @@ class Ejection(AbstractScenario):
     def simulate(self, params: EjectionParams) -> EjectionOutcome:
         model, free_angles = self.model_of(params)
         s = self.settings
-        run = simulate_ejection(model, free_angles, s.t_final, s.n_save, s.rtol, s.atol, s.max_steps, s.max_segments)
+        run = simulate_ejection(model, free_angles, s.t_final, s.n_save, s.rtol, s.atol, s.max_steps, s.max_segments,
+                                adjoint=self.adjoint)
         masses = (self.frictionless_equivalent_mass(params, "space"), self.frictionless_equivalent_mass(params, "plane"))
         paper = paper_ejection(model, free_angles) if self.method == "paper" else None
         return ejection_outcome(model, run, free_angles, masses, paper)

@@ -112,7 +112,7 @@ def maximal_system(robot: Robot, settings: Settings, frequency, damping, amplitu
 
 
 def solve_maximal(
-    system: Multibody, robot: Robot, settings: Settings, stabilization: Stabilization, reactions: bool
+    system: Multibody, robot: Robot, settings: Settings, stabilization: Stabilization, reactions: bool, adjoint=None
 ):
     """Maximal-coordinate run from the stretched arm at rest (all modal coordinates zero)."""
     start = maximal_state(robot, robot.neutral(), jnp.zeros(robot.nv))
@@ -128,15 +128,16 @@ def solve_maximal(
         n_save=settings.n_save,
         max_steps=settings.max_steps,
         multipliers=reactions,
+        adjoint=adjoint,
     )
 
 
-def solve_minimal(robot: Robot, settings: Settings, amplitude, period) -> Trajectory:
+def solve_minimal(robot: Robot, settings: Settings, amplitude, period, adjoint=None) -> Trajectory:
     """The rigid reference: the same arm in minimal coordinates, base restricted to the x-y plane."""
     torque = lambda t, q, v: sine_torque(t, amplitude, period) * jnp.ones(robot.n_joints)  # noqa: E731
     return simulate(
         robot, robot.neutral(), jnp.zeros(robot.nv), settings.t_final, torque, BaseMotion.planar((0.0, 0.0, 1.0)),
-        rtol=settings.rtol, atol=settings.atol, n_save=settings.n_save, max_steps=settings.max_steps,
+        rtol=settings.rtol, atol=settings.atol, n_save=settings.n_save, max_steps=settings.max_steps, adjoint=adjoint,
     )
 
 

@@ -90,36 +90,43 @@ def write(out: FlexibleArmOutcome, path: Path) -> None:
         force = np.linalg.norm(np.asarray(out.reaction_force), axis=2)
         columns.update({f"joint{j + 1}_reaction_N": force[:, j] for j in range(2)})
     write_timeseries(path, columns)
-    _plots(ts, columns, ee, ee_ref, out.modal.shape[1], path)
+    momentum = np.abs(np.asarray(out.momentum) - np.asarray(out.momentum[0]))
+    drift = {"linear momentum [kg m/s]": momentum[:, :3].max(axis=1),
+             "angular momentum [kg m²/s]": momentum[:, 3:].max(axis=1)}
+    modes = out.modal.shape[1]
+    case = f"flexible arm ({modes} modal coordinates of link 2)" if modes else "arm, rigid links"
+    _plots(ts, columns, ee, ee_ref, modes, drift, case, path)
 
 
-def _plots(ts, c: dict, ee, ee_ref, modes: int, path: Path) -> None:
-    if modes:
+def _plots(ts, c: dict, ee, ee_ref, modes: int, drift: dict, case: str, path: Path) -> None:
+    if modes:  # unit modal mass: eta in m kg^1/2
         plot_panels(path / "modal.png", ts, [
-            ("modal state", {f"eta{k + 1}": c[f"eta{k + 1}"] for k in range(modes)}),
-            ("modal rate [1/s]", {f"eta{k + 1}'": c[f"eta{k + 1}_rate"] for k in range(modes)}),
+            ("modal coordinate [m kg^1/2]", {f"eta {k + 1}": c[f"eta{k + 1}"] for k in range(modes)}),
+            ("modal rate [m kg^1/2/s]", {f"d(eta {k + 1})/dt": c[f"eta{k + 1}_rate"] for k in range(modes)}),
             ("tip deflection [mm]", {"|w(L)|": 1e3 * c["tip_deflection_m"]}),
-        ])
-    _end_effector_plot(path / "end_effector.png", ts, ee, ee_ref)
+        ], title=f"{case}: modal coordinates and tip deflection (paper Fig. 2)")
+    _end_effector_plot(path / "end_effector.png", ts, ee, ee_ref, f"{case}: end effector against the rigid arm's "
+                       "(paper Fig. 3)")
     plot_panels(path / "angle_differences.png", ts, [
-        ("base angle diff. [deg]", {"base": c["base_angle_difference_deg"]}),
-        ("joint angle diff. [deg]", {f"joint {j + 1}": c[f"joint{j + 1}_difference_deg"] for j in range(2)}),
-    ])
+        ("base angle difference [deg]", {"base": c["base_angle_difference_deg"]}),
+        ("joint angle difference [deg]", {f"joint {j + 1}": c[f"joint{j + 1}_difference_deg"] for j in range(2)}),
+    ], title=f"{case}: angles minus the rigid arm's in minimal coordinates (paper Fig. 4)")
     plot_panels(path / "angles.png", ts, [
         ("base angle [deg]", {"base": c["base_angle_deg"]}),
         ("joint angle [deg]", {f"joint {j + 1}": c[f"joint{j + 1}_deg"] for j in range(2)}),
-    ])
+    ], title=f"{case}: base and joint angles (paper Fig. 5)")
     floor = 1e-18  # log axes: exact zeros drawn at the floor
     panels = [
-        ("constraint violation", {"max |Phi|": np.maximum(c["constraint_violation"], floor)}),
-        ("momentum drift", {"max |h - h0|": np.maximum(c["momentum_drift"], floor)}),
+        ("constraint violation max |Phi|", {"m for positions, 1 for axis alignment":
+                                            np.maximum(c["constraint_violation"], floor)}),
+        ("momentum drift, max |h - h(0)|", {k: np.maximum(v, floor) for k, v in drift.items()}),
     ]
     if "joint1_reaction_N" in c:
         panels.append(("joint reaction [N]", {f"joint {j + 1}": c[f"joint{j + 1}_reaction_N"] for j in range(2)}))
-    _log_axes(path / "constraints.png", ts, panels)
+    _log_axes(path / "constraints.png", ts, panels, f"{case}: constraint violation and momentum drift")
 
 
-def _log_axes(png: Path, ts, panels) -> None:
+def _log_axes(png: Path, ts, panels, title: str) -> None:
     """Stacked time plots, the first two with logarithmic y axes."""
     import matplotlib
 
@@ -136,12 +143,13 @@ def _log_axes(png: Path, ts, panels) -> None:
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
     axes[-1, 0].set_xlabel("time [s]")
+    fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     fig.savefig(png, dpi=110)
     plt.close(fig)
 
 
-def _end_effector_plot(png: Path, ts, ee, ee_ref) -> None:
+def _end_effector_plot(png: Path, ts, ee, ee_ref, title: str) -> None:
     """Fig. 3: both paths, the flexible end effector relative to the rigid one, and the distance over time."""
     import matplotlib
 
@@ -162,6 +170,7 @@ def _end_effector_plot(png: Path, ts, ee, ee_ref) -> None:
     axes[2].set(xlabel="time [s]", ylabel="|difference| [mm]", title="end-effector difference")
     for ax in axes:
         ax.grid(alpha=0.3)
+    fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     fig.savefig(png, dpi=110)
     plt.close(fig)

@@ -126,8 +126,8 @@ class FlexibleArm(AbstractScenario):
             self.robot, s, params.frequency_hz, params.damping_ratio, params.amplitude_N_m, params.period_s
         )
         stabilization = Stabilization(params.alpha, params.beta, project=s.projection)
-        sol = model.solve_maximal(system, self.robot, s, stabilization, reactions)
-        ref = model.solve_minimal(self.robot, s, params.amplitude_N_m, params.period_s)
+        sol = model.solve_maximal(system, self.robot, s, stabilization, reactions, adjoint=self.adjoint)
+        ref = model.solve_minimal(self.robot, s, params.amplitude_N_m, params.period_s, adjoint=self.adjoint)
         maximal = model.maximal_motion(system, self.robot, sol)
         modal = sol.q[:, system.bodies.nq :]
         deflection = jnp.zeros((modal.shape[0], 3))

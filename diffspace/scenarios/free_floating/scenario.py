@@ -122,7 +122,7 @@ class FreeFloating(AbstractScenario):
 
         rtol, atol, n_save, max_steps = self.settings
         traj = simulate(self.robot, self.q0, self.v0, self.t_final, torque, self.base_motion, rtol=rtol, atol=atol,
-                        n_save=n_save, max_steps=max_steps)
+                        n_save=n_save, max_steps=max_steps, adjoint=self.adjoint)
         robot = self.robot
         mom = jax.vmap(lambda q, v: jnp.concatenate(dynamics.momentum(robot, q, v)))(traj.q, traj.v)
         energy = jax.vmap(lambda q, v: dynamics.kinetic_energy(robot, q, v))(traj.q, traj.v)
@@ -175,7 +175,8 @@ class FreeFloating(AbstractScenario):
         plot_panels(out / "motion.png", ts, joint_panels(self.robot, joints, range(self.robot.n_joints)) + [
             ("base position [m]", {a: q[:, i] for i, a in enumerate("xyz")}),
             (f"{self.end_effector} position [m]", {a: ee[:, i] for i, a in enumerate("xyz")}),
-        ])
+        ], title=f"free floating {self.robot.body_names[0]} ({self.robot.n_joints} joints, {self.base_kind} base): "
+                 "joints, base and end effector under the joint torques")
 
     def diagnose(self, outcome: FreeFloatingOutcome) -> str:
         return (f"phase 'motion': the ODE solver stopped before simulation.t_final_s (simulation.max_steps = "

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ...io.results import plot_panels, write_timeseries
+from ...io.results import Figure, Panel, Series, plot_figure, write_timeseries
 from ...core.status import Status
 
 
@@ -51,16 +51,39 @@ def summary(scenario, out) -> dict:
     }
 
 
+def contact_figure(out, title: str, force_label: str = "contact force", indentation_limit=None) -> Figure:
+    """Force, indentation and relative velocity of a two-body impact (:class:`~diffspace.contact.ImpactOutcome`),
+    shown over the contact (first touch to release, padded by a quarter of it) with its events; the indentation
+    panel carries the model's validity limit where there is one (``(value [m], label)``)."""
+    t = np.asarray(out.series_time)
+    t0, t1 = float(out.contact_start_time), float(out.release_time)
+    events = tuple((float(x), label) for x, label in (
+        (t0, "first touch"), (out.peak_force_time, "peak force"), (out.max_compression_time, "max compression"),
+        (t1, "release")) if np.isfinite(float(x)))
+    pad = 0.25 * (t1 - t0) if np.isfinite(t1 - t0) and t1 > t0 else None
+    limits = ((1e3 * float(indentation_limit[0]), indentation_limit[1]),) if indentation_limit else ()
+    panels = (Panel("contact force [N]", (Series(force_label, np.asarray(out.series_force)),)),
+              Panel("indentation [mm] (negative: gap)", (Series("indentation", 1e3 * np.asarray(out.series_indentation)),),
+                    limits),
+              Panel("closing rate [mm/s]", (Series("d(indentation)/dt", 1e3 * np.asarray(out.series_velocity)),)))
+    return Figure(title, panels, t, events=events,
+                  xlim=(max(float(t[0]), t0 - pad), min(float(t[-1]), t1 + pad)) if pad else None)
+
+
 def write(scenario, out, directory: Path) -> None:
     t = np.asarray(out.series_time)
     series = {"time_s": t, "indentation_m": np.asarray(out.series_indentation),
               "velocity_m_s": np.asarray(out.series_velocity), "force_N": np.asarray(out.series_force)}
     write_timeseries(directory, series)
-    plot_panels(directory / "force_time.png", t, [
-        ("force [N]", {"contact force": series["force_N"]}),
-        ("indentation [mm]", {"delta": 1e3 * series["indentation_m"]}),
-        ("rel. velocity [mm/s]", {"d delta/dt": 1e3 * series["velocity_m_s"]}),
-    ])
+    law = scenario.contact_law(scenario.params)
+    case = (f"impact, {scenario.law} contact (n = {float(law.exponent):g}, c = {float(law.restitution):.3g}) at "
+            f"{float(out.impact_speed):.4g} m/s")
+    duration = float(out.release_time - out.contact_start_time)
+    plot_figure(directory / "force_time.png", contact_figure(
+        out, f"{case}: peak {float(out.peak_force):.4g} N, contact {1e3 * duration:.3g} ms, restitution "
+             f"{float(out.restitution):.3g}", f"contact force ({scenario.law})"))
     contact = series["indentation_m"] > 0
-    plot_panels(directory / "force_indentation.png", 1e3 * series["indentation_m"][contact],
-                [("force [N]", {scenario.law: series["force_N"][contact]})], xlabel="indentation [mm]")
+    plot_figure(directory / "force_indentation.png", Figure(
+        f"{case}: force against indentation (the loop's area is the energy lost)",
+        (Panel("contact force [N]", (Series(f"{scenario.law} law along the run", series["force_N"][contact]),)),),
+        1e3 * series["indentation_m"][contact], xlabel="indentation [mm]"))

@@ -164,7 +164,7 @@ class Impact(AbstractScenario):
         max_steps, max_segments, n_save = self.budget
         return simulate_impact(law, params.mass1, params.mass2, params.approach_speed, params.initial_gap,
                                self.t_max, self.friction(params), rtol=rtol, atol=atol, max_steps=max_steps,
-                               max_segments=max_segments, n_save=n_save)
+                               max_segments=max_segments, n_save=n_save, adjoint=self.adjoint)
 
     # ------------------------------------------------------------------ design
     def design_space(self) -> tuple[Parameter, ...]:

@@ -105,9 +105,10 @@ def simulate_snare(scenario, params) -> SnareOutcome:
     own, others = jax.tree.map(lambda a: a[0], sweep), jax.tree.map(lambda a: a[1:], sweep)
     x_eq, shape_ok = own.shapes, own.shape_converged
     spring = fit_virtual_spring(model, own.forces, own.forces_converged)
-    virtual = snare_virtual_impact(model, spring.coefficients, speed, n_save=200)
+    virtual = snare_virtual_impact(model, spring.coefficients, speed, n_save=200, adjoint=scenario.adjoint)
     horizon = dynamic_horizon(model, spring.coefficients, virtual, speed, params.initial_gap, scenario.horizon_factor)
-    dynamic = dynamic_impact(model, x_eq, node, speed, horizon, gap=params.initial_gap, **scenario.solver_settings)
+    dynamic = dynamic_impact(model, x_eq, node, speed, horizon, gap=params.initial_gap, **scenario.solver_settings,
+                             adjoint=scenario.adjoint)
     degree_d = min(2, scenario.end_distances.shape[0] - 1)
     surface = surface_fit(model, others, scenario.end_distances, degree_d)
     status = first_failure(_statics_status(shape_ok, spring), virtual.status, dynamic.status)
@@ -129,7 +130,7 @@ def snare_metrics(scenario, params) -> dict:
     node, speed = params.node - 1, params.approach_speed
     x_eq, shape_ok = initial_shape(model)
     spring = virtual_spring(model, x_eq, node)
-    virtual = snare_virtual_impact(model, spring.coefficients, speed)
+    virtual = snare_virtual_impact(model, spring.coefficients, speed, adjoint=scenario.adjoint)
     statics = _statics_status(shape_ok, spring)
     out = {"approach_speed_m_s": speed, "k_v0_N_m": spring.coefficients[0],
            "virtual_peak_force_N": virtual.peak_force, "virtual_impulse_N_s": virtual.impulse,
@@ -142,7 +143,8 @@ def snare_metrics(scenario, params) -> dict:
     else:
         horizon = dynamic_horizon(model, spring.coefficients, virtual, speed, params.initial_gap,
                                   scenario.horizon_factor)
-        dyn = dynamic_impact(model, x_eq, node, speed, horizon, gap=params.initial_gap, **scenario.solver_settings)
+        dyn = dynamic_impact(model, x_eq, node, speed, horizon, gap=params.initial_gap, **scenario.solver_settings,
+                             adjoint=scenario.adjoint)
         status = first_failure(statics, dyn.status)
         chosen = {"peak_force_N": dyn.peak_force, "impulse_N_s": dyn.impulse, "restitution": dyn.restitution,
                   "max_indentation_m": dyn.max_node_displacement}

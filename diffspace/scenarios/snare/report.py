@@ -10,7 +10,7 @@ import numpy as np
 from ...bodies import VirtualSpring
 from ...bodies.rope import assemble, bend_vectors, static_residual
 from ...contact import VirtualSpringLaw
-from ...io.results import plot_panels, write_timeseries
+from ...io.results import Figure, Panel, Series, plot_figure, plot_panels, write_timeseries
 from ...core.status import Status
 
 PAPER_EQ46 = {"a_N_m2": -4.13e4, "b_N_m": 2089.0, "c_N": -8.79e-4}  # signs: see experiments/snare_comparison.py
@@ -113,23 +113,39 @@ def write(scenario, out, directory: Path) -> None:
     write_timeseries(directory, virt_series, name="virtual_timeseries")
     write_timeseries(directory, {"depth_m": scenario.fit_depths, "force_N": out.spring.forces, "fit_N": fitted,
                                  "in_fit_range": kept.astype(float)}, name="pressing_curve")
-    vt = np.interp(np.asarray(dyn.series_time), np.asarray(virt.series_time), np.asarray(virt.series_force), right=0.0)
-    plot_panels(directory / "force_time.png", dyn.series_time, [
-        ("contact force [N]", {"full dynamic rope": dyn.series_force, "virtual spring (Eq. 43)": vt}),
-        ("shaft travel [mm]", {"full dynamic": 1e3 * np.asarray(dyn.series_travel)})])
+    node, case = int(scenario.params.node), _case(scenario)
+    dyn_t, dyn_f = np.asarray(dyn.series_time), np.asarray(dyn.series_force)
+    vt = np.interp(dyn_t, np.asarray(virt.series_time), np.asarray(virt.series_force), right=0.0)
+    i_peak = int(np.argmax(dyn_f))
+    plot_figure(directory / "force_time.png", Figure(
+        f"{case}: full dynamic rope against its virtual spring (peak {float(dyn.peak_force):.4g} N and "
+        f"{float(virt.peak_force):.4g} N)",
+        (Panel("contact force [N]", (Series("full dynamic rope", dyn_f), Series("virtual spring (Eq. 43)", vt))),
+         Panel("shaft travel [mm]", (Series("full dynamic rope", 1e3 * np.asarray(dyn.series_travel)),))),
+        dyn_t, events=((float(dyn_t[i_peak]), "dynamic peak force"),)))
     dm = np.asarray(scenario.fit_depths)[kept]
     paper = PAPER_EQ46["a_N_m2"] * dm**2 + PAPER_EQ46["b_N_m"] * dm + PAPER_EQ46["c_N"]
-    plot_panels(directory / "pressing_curve.png", 1e3 * dm, [("static F_c [N]", {
+    plot_panels(directory / "pressing_curve.png", 1e3 * dm, [("static pressing force F_c [N]", {
         "static solves": np.asarray(out.spring.forces)[kept], "polynomial fit": fitted[kept],
-        "paper Eq. (46) (a < 0)": paper})], xlabel="pressing depth delta_v [mm] (fitted range)")
+        "paper Eq. (46) (a < 0)": paper})], xlabel="pressing depth delta_v [mm] (fitted range)",
+        title=f"{case}: static pressing curve of rope node {node}")
     plot_panels(directory / "stiffness_profile.png", np.arange(2, scenario.rope.n_sections + 1),
-                [("k_v(0) [N/m]", {"linearised static stiffness": out.profile})], xlabel="node (1-based)")
-    i_peak = int(jnp.argmax(dyn.series_force))
+                [("k_v(0) [N/m]", {"linearised static stiffness": out.profile})],
+                xlabel="rope node (counted from 1; nodes 1 and the last are the clamps)",
+                title=f"{case}: linearised static stiffness of every interior rope node")
     x_peak = assemble(dyn.series_inner_nodes[i_peak], out.shape[0], out.shape[-1])
-    _plot_shape(directory / "rope_shape.png", np.asarray(out.shape), np.asarray(x_peak))
+    _plot_shape(directory / "rope_shape.png", np.asarray(out.shape), np.asarray(x_peak),
+                f"{case}: rope shape, installed and at the peak force")
 
 
-def _plot_shape(path: Path, x_eq: np.ndarray, x_peak: np.ndarray) -> None:
+def _case(scenario) -> str:
+    """The run in words: node, speed, approach."""
+    params = scenario.params
+    return (f"snare, rope node {int(params.node)} struck at {float(params.approach_speed):.4g} m/s "
+            f"({scenario.approach} approach)")
+
+
+def _plot_shape(path: Path, x_eq: np.ndarray, x_peak: np.ndarray, title: str) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -143,6 +159,7 @@ def _plot_shape(path: Path, x_eq: np.ndarray, x_peak: np.ndarray) -> None:
     r = 1e3 * np.linalg.norm(x_eq[0])
     ax.plot(r * np.cos(phi), r * np.sin(phi), "k:", lw=0.8, label="ring")
     ax.set_aspect("equal"), ax.set_xlabel("x [mm]"), ax.set_ylabel("y [mm]"), ax.legend(fontsize=7)
+    ax.set_title(title, fontsize=9, wrap=True)
     fig.tight_layout(), fig.savefig(path, dpi=110), plt.close(fig)
 
 

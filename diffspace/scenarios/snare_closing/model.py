@@ -179,14 +179,14 @@ def initial_state(model: ClosingModel, shaft_position, shaft_velocity) -> tuple[
 
 
 def closing_solve(model: ClosingModel, y0: ClosingState, t_end, *, rtol=1e-6, atol=1e-9, n_save: int = 1000,
-                  max_steps: int = 1_000_000):
+                  max_steps: int = 1_000_000, adjoint=None):
     """One Tsit5 + PID solve over ``[0, t_end]`` saving ``n_save`` states (``throw=False``: check
     ``sol.result``). The axial modes set the step (``omega ~ 2 sqrt(k_tes / m_i)``, ~N^2)."""
     return diffrax.diffeqsolve(
         diffrax.ODETerm(closing_field), diffrax.Tsit5(), t0=0.0, t1=t_end, dt0=None, y0=y0, args=model,
         saveat=diffrax.SaveAt(ts=jnp.linspace(0.0, t_end, n_save)),
         stepsize_controller=diffrax.PIDController(rtol=rtol, atol=atol), max_steps=max_steps, throw=False,
-        adjoint=solve_adjoint(),
+        adjoint=solve_adjoint(adjoint),
     )
 
 

@@ -35,7 +35,7 @@ class ClosingOutcome(eqx.Module):
 def _solve(scenario, params, with_zone: bool) -> ClosingOutcome:
     model = scenario.model_of(params)
     y0, ok = initial_state(model, params.shaft_position, params.shaft_velocity)
-    sol = closing_solve(model, y0, scenario.end_time, **scenario.solver_settings)
+    sol = closing_solve(model, y0, scenario.end_time, **scenario.solver_settings, adjoint=scenario.adjoint)
     samples = jax.vmap(lambda t, y: sample(model, t, y))(sol.ts, sol.ys)
     zone = capture_zone(model, y0.x_free[0]) if with_zone else None
     converged = ok & (zone.converged if with_zone else True)

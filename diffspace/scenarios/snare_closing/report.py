@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ...io.results import plot_panels, write_timeseries
+from ...io.results import Figure, Panel, Series, plot_figure, write_timeseries
 from ...core.status import Status
 from .analysis import contact_episodes, time_of_angle
 
@@ -99,22 +99,50 @@ def write(scenario, out, directory: Path) -> None:
     write_timeseries(directory, se)
     write_timeseries(directory, {"ring_angle_deg": np.rad2deg(np.asarray(zone.psi)), "zone_radius_m": zone.radius},
                      name="capture_zone")
-    forces = {k.removeprefix("contact_force_").removesuffix("_N"): v for k, v in se.items() if k.startswith("contact_force")}
-    plot_panels(directory / "closing_forces.png", se["time_s"], [
-        ("rope-shaft force [N]", forces), ("ring torque [N m]", {"drive torque": se["ring_torque_N_m"]}),
-        ("ring angle [deg]", {"psi": se["ring_angle_deg"]}), ("shaft offset [mm]", {"|p|": 1e3 * se["shaft_offset_m"]})])
+    forces = tuple(Series(f"rope {k.removeprefix('contact_force_rope').removesuffix('_N')}", v)
+                   for k, v in se.items() if k.startswith("contact_force"))
+    psi_c, t_close = _closing(out)
+    case = _case(out, se)
+    plot_figure(directory / "closing_forces.png", Figure(f"{case}: contact forces, drive torque and shaft offset", (
+        Panel("rope-shaft contact force [N]", forces),
+        Panel("ring drive torque [N m]", (Series("drive torque", se["ring_torque_N_m"]),)),
+        Panel("ring angle psi [deg]", (Series("ring angle", se["ring_angle_deg"]),),
+              ((float(np.rad2deg(psi_c)), "capture zone closes (quasi-static)"),) if psi_c is not None else ()),
+        Panel("shaft offset |p| [mm]", (Series("distance of the shaft axis from the ring centre",
+                                               1e3 * se["shaft_offset_m"]),))),
+        se["time_s"], events=_events(out, se, t_close)))
     r_s = 1e3 * float(scenario.shaft.radius)
     psi = np.rad2deg(np.asarray(zone.psi))
-    plot_panels(directory / "capture_zone.png", psi, [(
-        "zone radius [mm]", {"static ropes": 1e3 * np.asarray(zone.radius), "shaft radius": np.full(len(psi), r_s)})],
-        xlabel="ring angle psi [deg]")
-    _, t_close = _closing(out)
+    plot_figure(directory / "capture_zone.png", Figure(
+        f"{case}: quasi-static capture zone (closes where its radius reaches the shaft's)",
+        (Panel("capture zone radius [mm]", (Series("static ropes", 1e3 * np.asarray(zone.radius)),),
+               ((r_s, f"shaft radius {r_s:.3g} mm"),)),), psi, xlabel="ring angle psi [deg]"))
     instants = _instants(se["time_s"], np.asarray(out.samples.rope_force_norm), t_close)
     _plot_path(directory / "closing_path.png", se, np.asarray(out.samples.nodes), instants,
-               1e3 * float(scenario.rings.ring_radius), r_s)
+               1e3 * float(scenario.rings.ring_radius), r_s, f"{case}: shaft path and rope shapes")
 
 
-def _plot_path(path: Path, se: dict, nodes: np.ndarray, instants: list[int], ring: float, r_s: float) -> None:
+def _case(out, se: dict) -> str:
+    """The run in words: the drive's angles and time."""
+    angle = se["ring_angle_deg"]
+    drive = out.model.drive
+    return (f"snare closing, ring {angle[0]:.4g} to {angle[-1]:.4g} deg, drive ends at "
+            f"t = {float(drive.end_time):.4g} s")
+
+
+def _events(out, se: dict, t_close) -> tuple:
+    force = np.asarray(out.samples.rope_force_norm)
+    touching = np.nonzero(force.max(axis=1) > 0.0)[0]
+    events = [(float(out.model.drive.end_time), "drive ends")]
+    if touching.size:
+        events.append((float(se["time_s"][touching[0]]), "first contact"))
+    if t_close is not None:
+        events.append((float(t_close), "zone closed"))
+    return tuple((t, label) for t, label in events if se["time_s"][0] <= t <= se["time_s"][-1])
+
+
+def _plot_path(path: Path, se: dict, nodes: np.ndarray, instants: list[int], ring: float, r_s: float,
+               title: str) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -131,6 +159,7 @@ def _plot_path(path: Path, se: dict, nodes: np.ndarray, instants: list[int], rin
         ax.add_patch(plt.Circle((1e3 * se["shaft_x_m"][i], 1e3 * se["shaft_y_m"][i]), r_s, fill=False, color=c,
                                 label=f"t = {se['time_s'][i]:.3f} s, psi = {se['ring_angle_deg'][i]:.1f} deg"))
     ax.set_aspect("equal"), ax.set_xlabel("x [mm]"), ax.set_ylabel("y [mm]"), ax.legend(fontsize=7, loc="upper right")
+    ax.set_title(title, fontsize=9, wrap=True)
     fig.tight_layout(), fig.savefig(path, dpi=110), plt.close(fig)
 
 

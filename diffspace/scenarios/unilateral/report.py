@@ -10,7 +10,7 @@ import jax
 import numpy as np
 
 from ...contact.unilateral import MODE_LABELS
-from ...io.results import Figure, Panel, Series, plot_figure, plot_panels, write_timeseries
+from ...io.results import Figure, Panel, Series, name_and_unit, plot_figure, plot_panels, write_timeseries
 from ...core.status import Status
 from .config import PROFILE_KEYS
 from .model import PlanarArm
@@ -119,13 +119,15 @@ def write(arm: PlanarArm, traj: Trajectory, mu, out: Path) -> None:
     steps.update({key: np.asarray(traj.inputs)[:, i] for i, key in enumerate(PROFILE_KEYS)})
     write_timeseries(out, steps, "steps")
     deg = np.rad2deg(q)
+    case = f"unilateral contact of the planar arm's tip (mu = {float(mu):g})"
     plot_panels(out / "joint_angles.png", t, [
-        ("joint angle [deg]", {f"theta{j}": deg[:, 2 + j] for j in (1, 2, 3)}),
-        ("base [m, deg]", {"x0 [m]": q[:, 0], "y0 - y0(0) [m]": q[:, 1] - q[0, 1], "theta0 [deg]": deg[:, 2]}),
-    ])
+        ("joint angle [deg]", {f"joint {j}": deg[:, 2 + j] for j in (1, 2, 3)}),
+        ("base position [m]", {"x": q[:, 0], "y - y(0)": q[:, 1] - q[0, 1]}),
+        ("base angle [deg]", {"base angle": deg[:, 2]}),
+    ], title=f"{case}: joint angles and base motion")
     friction_limit = float(mu) * lam_n
     plot_figure(out / "contact_forces.png", Figure(
-        f"unilateral contact (mu = {float(mu):g}): tip forces and contact mode", (
+        f"{case}: tip forces and contact mode", (
             Panel("normal force [N]", (Series("normal force lambda_N", lam_n),)),
             Panel("tangential force [N]", (Series("friction force lambda_T", lam_t),
                                            Series("friction limit +mu lambda_N", friction_limit),
@@ -135,9 +137,10 @@ def write(arm: PlanarArm, traj: Trajectory, mu, out: Path) -> None:
             Panel("tip gap y [mm]", (Series("tip height above the plane", 1e3 * tip[:-1, 1]),))), ts))
     inputs = np.asarray(traj.inputs)
     plot_panels(out / "inputs.png", ts, [
-        ("base force [N], torque [N m]", {key: inputs[:, i] for i, key in enumerate(PROFILE_KEYS[:3])}),
-        ("joint torque [N m]", {key: inputs[:, i] for i, key in enumerate(PROFILE_KEYS[3:], 3)}),
-    ])
+        ("base force [N]", {name_and_unit(key)[0]: inputs[:, i] for i, key in enumerate(PROFILE_KEYS[:2])}),
+        ("base torque [N m]", {name_and_unit(PROFILE_KEYS[2])[0]: inputs[:, 2]}),
+        ("joint torque [N m]", {name_and_unit(key)[0]: inputs[:, i] for i, key in enumerate(PROFILE_KEYS[3:], 3)}),
+    ], title=f"{case}: the controller's base force and torques")
     plot_configurations(arm, traj, out / "configurations.png")
 
 
