@@ -159,3 +159,20 @@ def test_locked_joints_hold_any_torque():
     mass = float(scenario.robot.total_mass)
     assert int(outcome.status) == 0
     assert float(outcome.separation_velocity) == pytest.approx(0.086 * np.sqrt(812.7 / mass), rel=1e-7)
+
+
+def test_an_internal_error_is_one_line_not_a_traceback(monkeypatch, capsys):
+    """A defect inside a command reaches the user as one line (exit 1), the traceback only on request."""
+    from diffspace.app import commands
+
+    def broken(args, loaded):
+        raise IndexError("locked joint index 6 out of range 0..5\nsecond line")
+
+    monkeypatch.setitem(commands.COMMANDS, "run", broken)
+    monkeypatch.delenv("DIFFSPACE_TRACEBACK", raising=False)
+    assert main(["run", str(CONFIGS / "impact_airtable.toml"), "--out", "/tmp/diffspace-internal-error"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and err.startswith("internal error: IndexError: locked joint index 6")
+    monkeypatch.setenv("DIFFSPACE_TRACEBACK", "1")
+    with pytest.raises(IndexError):
+        main(["run", str(CONFIGS / "impact_airtable.toml"), "--out", "/tmp/diffspace-internal-error"])

@@ -8,6 +8,7 @@ exits with status 3 naming the phase; Ctrl-C exits with status 130 saying what w
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -105,6 +106,12 @@ def main(argv: list[str] | None = None) -> int:
                 if args.command in ("sweep", "montecarlo") else f"nothing written; previous results in {args.out} kept")
         print(f"interrupted: {kept}", file=sys.stderr)
         return 130
+    except Exception as err:  # a defect of diffspace, not of the input: one line, the traceback on request
+        if os.environ.get("DIFFSPACE_TRACEBACK") == "1":
+            raise
+        print(f"internal error: {type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''} "
+              "(a diffspace defect: please report it; DIFFSPACE_TRACEBACK=1 shows the traceback)", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":
