@@ -6,9 +6,10 @@ They split the chunks dynamically: a process *claims* the next chunk index from 
 coordination service (an atomic increment), so every chunk is handed to exactly one process and a faster
 process simply takes more chunks. A claimed chunk already in the chunk store (a resumed run) is skipped; a
 computed one is written to the store before the next claim. When the counter runs past the last chunk a
-process reports how many cases it computed and stops. The *lead* (process 0) prepares the results directory
-before anyone starts, waits until every process has reported or stopped being alive, computes any chunk a
-stopped process left unfinished (its chunk in flight), and writes the results.
+process reports how many cases it computed and joins the runtime's live-task query, which returns once every
+live process has joined it (a dead process is dropped after the runtime's heartbeat timeout). The *lead*
+(process 0) prepares the results directory before anyone starts, joins the same query after its own chunks,
+computes any chunk a stopped process left unfinished (its chunk in flight), and writes the results.
 
 Each process evaluates its chunks on its own devices (a chunk's cases are independent: no collective ever
 runs across processes), so the processes do not form one global device mesh and a slow or lost process
@@ -63,7 +64,7 @@ SOLO = Processes()
 
 class CoordinatedProcesses(Processes):
     """Process ``rank`` of ``size`` joined through a JAX distributed-runtime ``client`` (key-value store,
-    atomic counter, liveness); see the module docstring."""
+    atomic counter, live tasks); see the module docstring."""
 
     def __init__(self, client, rank: int, size: int):
         self.client, self.rank, self.size = client, rank, size
@@ -84,34 +85,32 @@ class CoordinatedProcesses(Processes):
         except Exception as err:  # the runtime raises one error type for every failure: NOT_FOUND is absence
             if "NOT_FOUND" in str(err):
                 return None
-            raise
-
-    def _alive(self) -> set[int]:
-        return set(self.client.get_live_nodes(list(range(self.size))))
+            raise ConfigError(f"lost the coordination service of process 0 ({str(err).splitlines()[0]}); "
+                              "rerun the job to resume") from None
 
     def wait_for(self, name: str) -> str:
         while (value := self._get(name)) is None:
-            if 0 not in self._alive():
-                raise ConfigError(f"process 0 stopped before publishing '{name}'; rerun the job to resume")
             time.sleep(POLL_S)
         return value
 
+    def _survivors(self) -> set[int]:
+        """The processes still alive, once every one of them has called this (the runtime's live-task query
+        is collective: it returns when all live processes have asked, a dead one being dropped after the
+        runtime's heartbeat timeout)."""
+        return set(self.client.get_live_nodes(list(range(self.size))))
+
     def finish(self, computed: int) -> None:
         self.client.key_value_set(f"{_PREFIX}finished/{self.rank}", str(computed))
+        if not self.lead:
+            self._survivors()  # the lead learns who finished from this call
 
     def gather(self) -> dict[int, int | None]:
+        self._survivors()  # every live process has finished: each reports before it joins this call
         reported: dict[int, int | None] = {}
-        while len(reported) < self.size:
-            for rank in sorted(set(range(self.size)) - set(reported)):
-                value = self._get(f"finished/{rank}")
-                if value is not None:
-                    reported[rank] = int(value)
-            alive = self._alive()
-            for rank in sorted(set(range(self.size)) - set(reported) - alive):
-                if self._get(f"finished/{rank}") is None:  # it may have reported just before stopping
-                    print(f"warning: process {rank} stopped before finishing; process 0 computes the chunk it "
-                          "left unfinished", file=sys.stderr)
-                    reported[rank] = None
-            if len(reported) < self.size:
-                time.sleep(POLL_S)
+        for rank in range(self.size):
+            value = self._get(f"finished/{rank}")
+            reported[rank] = None if value is None else int(value)
+            if value is None:
+                print(f"warning: process {rank} stopped before finishing; process 0 computes the chunk it "
+                      "left unfinished", file=sys.stderr)
         return reported
