@@ -109,9 +109,9 @@ def command_run(args, loaded: Loaded) -> dict:
     spec = design.parse_study(loaded.design["study"]) if study else None
     with _result_dir(args, loaded) as work:
         if study:
-            summary = design.run_study(loaded.builder(), spec, work)
+            summary = design.run_study(loaded.builder(), spec, work, progress=not args.quiet)
         else:
-            summary = design.run_single(loaded.scenario, work)
+            summary = design.run_single(loaded.scenario, work, progress=not args.quiet)
         write_summary(work, summary)
         write_html_report(work, loaded)
     if summary.get("failures"):
@@ -201,7 +201,8 @@ def command_fit(args, loaded: Loaded) -> dict:
     params, initial, options = design.parse_fit(loaded.scenario, loaded.design["fit"], loaded.raw)
     data = loaded.scenario.read_data(data_path)
     with _result_dir(args, loaded, [data_path]) as work:
-        result, predicted = design.run_fit(loaded.scenario, data, params, initial, options)
+        result, predicted = design.run_fit(loaded.scenario, data, params, initial, options,
+                                           progress=not args.quiet)
         summary = write_fit(work, loaded, data_path, data, result, predicted)
         write_html_report(work, loaded)
     if not result.converged:

@@ -37,6 +37,7 @@ from ..scenarios import AbstractScenario, FitData, Parameter
 from ..core.status import ConfigError, SolverFailure, failed
 from . import cases as cs
 from .least_squares import FitResult, least_squares
+from .progress import Spinner
 
 _OPTIONS = {"parameters", "initial", "bounds", "initial_grid", "max_iter"}
 GRID_POINTS = 5
@@ -129,8 +130,9 @@ def _grid_start(model: _Model, params: list[Parameter], initial: dict) -> dict:
 
 
 def run_fit(scenario: AbstractScenario, data: FitData, params: list[Parameter], initial: dict,
-            options: dict) -> tuple[FitResult, dict]:
-    """Least-squares estimate; returns the LM result and the predictions at the optimum (per metric, per row)."""
+            options: dict, progress: bool = True) -> tuple[FitResult, dict]:
+    """Least-squares estimate; returns the LM result and the predictions at the optimum (per metric, per row).
+    ``progress``: a spinner on stderr naming each stage (grid start, compile and iterations, predictions)."""
     keys = [p.key for p in params]
     overlap = [k for k in keys if k in data.conditions]
     if overlap:
@@ -139,13 +141,18 @@ def run_fit(scenario: AbstractScenario, data: FitData, params: list[Parameter], 
     if n_obs < len(keys):
         raise ConfigError(f"fit: {n_obs} measurements cannot identify {len(keys)} parameters")
     model = _Model(scenario, data, keys)
-    if options["initial_grid"]:
-        initial = _grid_start(model, params, initial)
-    try:
-        result = least_squares(model.residuals, initial, {p.key: _transform(p) for p in params},
-                               max_iter=options["max_iter"], jacobian=model.jacobian,
-                               absolute_sigma=data.absolute_sigma)
-    except ValueError as err:
-        raise SolverFailure(f"fit: {err} (start {initial})") from None
-    predicted = {k: np.asarray(v) for k, v in model.predict(result.params, model.conditions).items()}
+    with Spinner(f"{scenario.name} fit", progress) as spin:
+        if options["initial_grid"]:
+            spin.compile_stage(f"the start grid's batched cost ({GRID_POINTS ** len(keys)} points)")
+            initial = _grid_start(model, params, initial)
+        spin.compile_stage(f"the residuals and row Jacobians of {data.rows} experiments",
+                           running=f"Levenberg-Marquardt (at most {options['max_iter']} iterations)")
+        try:
+            result = least_squares(model.residuals, initial, {p.key: _transform(p) for p in params},
+                                   max_iter=options["max_iter"], jacobian=model.jacobian,
+                                   absolute_sigma=data.absolute_sigma)
+        except ValueError as err:
+            raise SolverFailure(f"fit: {err} (start {initial})") from None
+        spin.compile_stage("the fitted model's predictions")
+        predicted = {k: np.asarray(v) for k, v in model.predict(result.params, model.conditions).items()}
     return result, predicted

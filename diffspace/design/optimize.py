@@ -33,6 +33,8 @@ from .distributed import SOLO
 from .optimize_report import best_sweep_rows, plot_history, report, sweep_columns
 from .optimize_sweep import sweep_stage
 from .problem import Problem, barrier
+from .progress import Bar, Spinner, compiling
+from .run import baseline_design, write_cases
 
 POLISH_ITERATIONS = 6
 POLISH_TARGET = -1e-7  # land just inside the active constraint
@@ -83,31 +85,31 @@ class _Runner:
         best_value = np.full(len(starts), -np.inf)
         best_z = np.asarray(z).copy()
         history, constraint_history, excluded = [], [], 0
-        steps = range(problem.options["steps"] + 1)
-        if progress:
-            from tqdm import tqdm
-
-            steps = tqdm(steps, desc=f"optimize{'' if choice is None else f' ({problem.choice_key} = {choice})'}",
-                         unit="step", file=sys.stderr)
+        label = f"optimize{'' if choice is None else f' ({problem.choice_key} = {choice})'}"
+        first = compiling(f"the objective's gradient through the simulation ({len(starts)} starts at once)")
         choice_arg = jnp.asarray(0.0 if choice is None else float(choice))
-        for step in steps:
-            (loss, (value, g, usable)), grads = self.step(z, self.scenario, choice_arg, scale)
-            ok = np.asarray(usable) & np.isfinite(np.asarray(loss)) & np.all(np.isfinite(np.asarray(grads)), axis=1)
-            excluded += int((~ok).sum())
-            feasible = ok & np.all(np.asarray(g) <= 0.0, axis=1)
-            improved = feasible & (np.asarray(value) > best_value)
-            best_value = np.where(improved, np.asarray(value), best_value)
-            best_z[improved] = np.asarray(z)[improved]
-            history.append(np.where(ok, np.asarray(value), np.nan))
-            constraint_history.append(np.where(ok[:, None], np.asarray(g), np.nan))
-            if step == problem.options["steps"]:
-                break
-            safe = jnp.where(ok[:, None], grads, 0.0)  # rows not ok are not updated (state restored below)
-            updates, new_state = jax.vmap(optimizer.update)(safe, state)
-            keep = jnp.asarray(ok)
-            z = jnp.where(keep[:, None], optax.apply_updates(z, updates), z)
-            state = jax.tree_util.tree_map(
-                lambda new, old: jnp.where(keep.reshape((-1,) + (1,) * (new.ndim - 1)), new, old), new_state, state)
+        with Bar(label, problem.options["steps"] + 1, "step", progress, first=first) as bar:
+            for step in range(problem.options["steps"] + 1):
+                (loss, (value, g, usable)), grads = self.step(z, self.scenario, choice_arg, scale)
+                ok = (np.asarray(usable) & np.isfinite(np.asarray(loss))
+                      & np.all(np.isfinite(np.asarray(grads)), axis=1))
+                bar.update(1)
+                excluded += int((~ok).sum())
+                feasible = ok & np.all(np.asarray(g) <= 0.0, axis=1)
+                improved = feasible & (np.asarray(value) > best_value)
+                best_value = np.where(improved, np.asarray(value), best_value)
+                best_z[improved] = np.asarray(z)[improved]
+                history.append(np.where(ok, np.asarray(value), np.nan))
+                constraint_history.append(np.where(ok[:, None], np.asarray(g), np.nan))
+                if step == problem.options["steps"]:
+                    break
+                safe = jnp.where(ok[:, None], grads, 0.0)  # rows not ok are not updated (state restored below)
+                updates, new_state = jax.vmap(optimizer.update)(safe, state)
+                keep = jnp.asarray(ok)
+                z = jnp.where(keep[:, None], optax.apply_updates(z, updates), z)
+                state = jax.tree_util.tree_map(
+                    lambda new, old: jnp.where(keep.reshape((-1,) + (1,) * (new.ndim - 1)), new, old),
+                    new_state, state)
         return best_z, best_value, np.stack(history), np.stack(constraint_history), excluded
 
     def polish(self, z: np.ndarray, choice) -> tuple[np.ndarray, float] | None:
@@ -143,7 +145,9 @@ def _starts(problem: Problem, table: dict, choice, configured, rng) -> np.ndarra
 
 def run_optimize(builder: cs.CaseBuilder, scenario: AbstractScenario, problem: Problem, out, progress=True,
                  processes=SOLO):
-    """Sweep, multi-start Adam per choice, polish; write ``sweep.csv``, ``timeseries.csv``, ``optimize.png``.
+    """Sweep, multi-start Adam per choice, polish; write ``sweep.csv``, ``timeseries.csv``, ``optimize.png``
+    (convergence) and, for the report, the configured design's and the optimum's outputs and scenes in
+    ``baseline/`` and ``optimum/``.
     Returns ``(summary, optimum design dict)``; among several processes the sweep is shared and the others
     return ``(None, None)`` after it."""
 
@@ -169,15 +173,25 @@ def run_optimize(builder: cs.CaseBuilder, scenario: AbstractScenario, problem: P
         g_histories.append(g_history)
         candidates += [(float(v), z, choice) for v, z in zip(best_value, best_z) if np.isfinite(v)]
     candidates.sort(key=lambda c: -c[0])
-    if candidates and opts["polish"]:
-        value, z, choice = candidates[0]
-        polished = runner.polish(z, choice)
-        if polished is not None and polished[1] > value:
-            candidates.insert(0, (polished[1], polished[0], choice))
     history = problem.sign * np.concatenate(histories, axis=1)  # the user's objective, as in sweep.csv
     write_timeseries(out, {"step": np.arange(len(history)),
                            **{f"start{s}_objective": history[:, s] for s in range(history.shape[1])}})
-    summary, design = report(builder, scenario, problem, table, candidates, excluded)
-    summary["started_from_config"] = configured is not None
-    plot_history(out / "optimize.png", problem, history, np.concatenate(g_histories, axis=1), summary)
+    with Spinner(f"{scenario.name} optimize", progress) as spin:
+        if candidates and opts["polish"]:
+            spin.compile_stage("the constraints' Jacobian for the polish", running="polishing the best point")
+            value, z, choice = candidates[0]
+            polished = runner.polish(z, choice)
+            if polished is not None and polished[1] > value:
+                candidates.insert(0, (polished[1], polished[0], choice))
+        spin.compile_stage("the metrics of single designs", running="evaluating the configured design and the optimum")
+        summary, design = report(builder, scenario, problem, table, candidates, excluded)
+        summary["started_from_config"] = configured is not None
+        plot_history(out / "optimize.png", scenario.name, problem, history, np.concatenate(g_histories, axis=1),
+                     summary)
+        spin.compile_stage("the simulation of the configured design and the optimum",
+                           running="simulating the configured design and the optimum for the report")
+        write_cases(builder, {"baseline": baseline_design(scenario, design), "optimum": design}, out)
+    if summary["initial_violations"]:
+        print(f"note: the configured design (the first start) violates {'; '.join(summary['initial_violations'])}; "
+              "the optimum is chosen among designs that meet every constraint", file=sys.stderr)
     return summary, design

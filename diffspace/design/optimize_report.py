@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 
-from ..io.results import Figure, Panel, Series, plot_figure
+from ..io.results import Figure, Panel, Series, plot_figure, quantity_label
 from ..scenarios import AbstractScenario
 from . import cases as cs
 from .evaluate import evaluate_cases, status_label
 from ..core.status import SolverFailure
 from .problem import Problem
+from .progress import Bar, compiling
 
 
 def sweep_cases(problem: Problem, samples: np.ndarray) -> list[dict]:
@@ -31,10 +30,11 @@ def sweep_table(builder: cs.CaseBuilder, problem: Problem, samples: np.ndarray, 
     cases = sweep_cases(problem, samples)
     chunk = problem.options["chunk_size"]
     parts = []
-    for start in range(0, len(cases), chunk):
-        parts.append(evaluate_cases(builder, cases[start:start + chunk], chunk))
-        if progress:
-            print(f"sweep {min(start + chunk, len(cases))}/{len(cases)} cases", file=sys.stderr)
+    with Bar("optimize sweep", len(cases), "case", progress, batch="chunk",
+             first=compiling(f"the batched metrics ({chunk} cases per chunk)")) as bar:
+        for start in range(0, len(cases), chunk):
+            parts.append(evaluate_cases(builder, cases[start:start + chunk], chunk))
+            bar.update(len(parts[-1].status))
     return tabulate(problem, cases, parts)
 
 
@@ -84,15 +84,18 @@ def report(builder, scenario: AbstractScenario, problem: Problem, table: dict, c
         design[problem.choice_key] = _number(choice)
     sign = problem.sign
     initial = _metrics_at(builder, {})
+    violations = violated(problem, initial)
     summary = {
-        "objective_weights": {k: w * sign for k, w in problem.weights.items()},
+        "objective": objective_formula(problem),
+        "objective_terms": [{"metric": k, "weight": w * sign} for k, w in problem.weights.items()],
         "direction": problem.direction,
         "optimum": design,
         "optimum_objective": sign * value,
         "optimum_metrics": _metrics_at(builder, design),
         "initial_metrics": initial,
         "initial_objective": sign * float(problem.objective(initial)),
-        "initial_feasible": bool(all(float(g) <= 0.0 for g in problem.g(initial))) if problem.constraints else True,
+        "initial_feasible": not violations,
+        "initial_violations": violations,
         "sweep_samples": int(len(table["objective"])),
         "sweep_feasible": int(feasible.sum()),
         "sweep_failed": int(np.sum(~np.isfinite(table["objective"]))),
@@ -107,6 +110,30 @@ def report(builder, scenario: AbstractScenario, problem: Problem, table: dict, c
             best[_number(c)] = max(best.get(_number(c), -np.inf), v)
         summary["best_objective_per_choice"] = {str(c): sign * v for c, v in sorted(best.items())}
     return summary, design
+
+
+def objective_formula(problem: Problem) -> str:
+    """``"maximize stable_velocity_m_s"``, ``"minimize 2 x peak_force_N - 0.5 x impulse_N_s"``: the objective
+    as the user wrote it (the weights are factors, never values of the metrics)."""
+    terms = []
+    for k, (name, weight) in enumerate(problem.weights.items()):
+        w = weight * problem.sign
+        sign = ("-" if w < 0 else "") if k == 0 else (" - " if w < 0 else " + ")
+        terms.append(f"{sign}{'' if abs(w) == 1 else f'{abs(w):g} x '}{name}")
+    return f"{problem.direction} {''.join(terms)}"
+
+
+def violated(problem: Problem, metrics: dict) -> list[str]:
+    """The constraints ``metrics`` violate, as ``"peak_force_N = 812.4 above its upper limit 500"``; a metric
+    that is not finite violates every bound on it."""
+    out = []
+    for c in problem.constraints:
+        value = float(metrics[c.metric])
+        for bound, side, bad in ((c.upper, "above its upper", value > (c.upper or 0.0)),
+                                 (c.lower, "below its lower", value < (c.lower or 0.0))):
+            if bound is not None and (bad or not np.isfinite(value)):
+                out.append(f"{c.metric} = {value:.6g} {side} limit {bound:g}")
+    return out
 
 
 def _number(value) -> int | float:
@@ -140,29 +167,30 @@ def _constraint_values(constraint, g_rows: np.ndarray) -> np.ndarray:
     return bound + sign * g_rows[..., 0] * scale
 
 
-def plot_history(path, problem: Problem, history: np.ndarray, g: np.ndarray, summary: dict) -> None:
+def plot_history(path, name: str, problem: Problem, history: np.ndarray, g: np.ndarray, summary: dict) -> None:
     """``optimize.png``: the user's objective (in its own units) per Adam start, feasible iterates marked, the
     configured design's, the sweep's best and the final optimum's values; each constrained metric per start with
-    its limits."""
+    its limits. ``name``: the scenario."""
     steps = np.arange(len(history))
     feasible = np.all(np.nan_to_num(g, nan=1.0) <= 0.0, axis=2) if g.shape[2] else np.isfinite(history)
-    name = " + ".join(f"{abs(w):g} x {k}" if abs(w) != 1 else k for k, w in problem.weights.items())
     series = [Series(f"start {s + 1}", history[:, s]) for s in range(history.shape[1])]
     series.append(Series("feasible iterate", np.where(feasible, history, np.nan).ravel(),
                          x=np.repeat(steps, history.shape[1]), style="points"))
     marks = [(summary[key], f"{label} {summary[key]:.4g}") for key, label in (
         ("initial_objective", "configured design"), ("sweep_best_objective", "sweep's best"),
         ("optimum_objective", "optimum")) if isinstance(summary.get(key), float) and np.isfinite(summary[key])]
-    panels = [Panel(f"objective: {name} ({problem.direction})", tuple(series), tuple(marks))]
+    objective = " + ".join(f"{w * problem.sign:g} x {quantity_label(k)}" if w * problem.sign != 1
+                           else quantity_label(k) for k, w in problem.weights.items())
+    panels = [Panel(f"objective ({problem.direction}): {objective}", tuple(series), tuple(marks))]
     offset = 0
     for c in problem.constraints:
         width = (c.upper is not None) + (c.lower is not None)
         values = _constraint_values(c, g[:, :, offset:offset + width])
         limits = tuple((b, f"{side} limit {b:g}") for b, side in ((c.upper, "upper"), (c.lower, "lower")) if b is not None)
-        panels.append(Panel(c.metric, tuple(Series(f"start {s + 1}", values[:, s]) for s in range(values.shape[1])),
-                            limits))
+        panels.append(Panel(f"constraint: {quantity_label(c.metric)}",
+                            tuple(Series(f"start {s + 1}", values[:, s]) for s in range(values.shape[1])), limits))
         offset += width
     infeasible_start = ("; the configured design (start 1) violates a constraint"
-                        if summary.get("started_from_config") and not feasible[0, 0] else "")
-    plot_figure(path, Figure(f"optimize: objective and constraints per Adam start{infeasible_start}", tuple(panels),
-                             steps, xlabel="Adam step"))
+                        if summary.get("started_from_config") and not summary.get("initial_feasible", True) else "")
+    plot_figure(path, Figure(f"{name} optimize: convergence of {history.shape[1]} Adam starts{infeasible_start}",
+                             tuple(panels), steps, xlabel="Adam step"))

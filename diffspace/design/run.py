@@ -21,11 +21,13 @@ import equinox as eqx
 import jax
 import numpy as np
 
-from ..io.results import print_summary
+from ..io.results import print_summary, write_summary
 from ..io.scene import save_scene
 from ..scenarios import AbstractScenario
 from ..core.status import ConfigError, SolverFailure, Status, failed
 from . import cases as cs
+from .labels import design_parameters, key_label
+from .progress import Spinner
 from .stored import stored_jit
 
 
@@ -40,17 +42,21 @@ def _simulate_batch(scenarios: AbstractScenario, design: dict):
     return eqx.filter_vmap(lambda s, d: s.simulate(s.with_design(s.params, d)))(scenarios, design)
 
 
-def run_single(scenario: AbstractScenario, out: Path) -> dict:
-    """Simulate, refuse failed outcomes (``SolverFailure`` naming the phase), write the outputs."""
-    outcome = simulate_default(scenario)
-    status = int(outcome.status)
-    if failed(status):
-        raise SolverFailure(f"{scenario.name}: {scenario.diagnose(outcome)}")
+def run_single(scenario: AbstractScenario, out: Path, progress: bool = True) -> dict:
+    """Simulate, refuse failed outcomes (``SolverFailure`` naming the phase), write the outputs; ``progress``:
+    a spinner on stderr while the simulation compiles and runs and while the outputs are written."""
+    with Spinner(scenario.name, progress) as spin:
+        spin.compile_stage("the simulation")
+        outcome = jax.block_until_ready(simulate_default(scenario))
+        status = int(outcome.status)
+        if failed(status):
+            raise SolverFailure(f"{scenario.name}: {scenario.diagnose(outcome)}")
+        spin.stage("writing the results, plots and 3-D scene")
+        summary = scenario.summary(outcome)
+        scenario.write(outcome, out)
+        write_scene(scenario, outcome, out)
     if status != Status.OK:
         print(f"warning: {Status(status).description}", file=sys.stderr)
-    summary = scenario.summary(outcome)
-    scenario.write(outcome, out)
-    write_scene(scenario, outcome, out)
     print_summary(summary, scenario.name)
     return summary
 
@@ -94,12 +100,9 @@ def parse_study(table: dict) -> StudySpec:
     return StudySpec(cases, tuple(columns))
 
 
-def run_study(builder: cs.CaseBuilder, spec: StudySpec, out: Path) -> dict:
-    """All cases in one vmapped simulation; per-case outputs in ``out/<label>/``; a table and ``study.png``."""
-    from .study_report import plot_study, print_study
-
-    labels = spec.labels()
-    cases = [{k: v[i] for k, v in spec.cases.items()} for i in range(spec.size)]
+def _simulate_cases(builder: cs.CaseBuilder, labels: list[str], cases: list[dict]) -> list[tuple]:
+    """``(label, scenario, outcome)`` of every case, all in one vmapped simulation (a case whose config is
+    invalid raises ``ConfigError`` naming it)."""
     splits = [builder.split(c) for c in cases]
     built = [builder.scenario(host) for host, _ in splits]
     bad = [(label, s) for label, s in zip(labels, built) if isinstance(s, ConfigError)]
@@ -108,20 +111,60 @@ def run_study(builder: cs.CaseBuilder, spec: StudySpec, out: Path) -> dict:
     host_keys = sorted({k for host, _ in splits for k, _ in host})
     stacked = cs.stack(built, host_keys)
     design = {k: np.asarray([float(d[k]) for _, d in splits]) for k in splits[0][1]}
-    outcomes = _simulate_batch(stacked, design)
+    outcomes = jax.block_until_ready(_simulate_batch(stacked, design))
+    return [(label, scenario, jax.tree_util.tree_map(lambda x, i=i: x[i], outcomes))
+            for i, (label, scenario) in enumerate(zip(labels, built))]
+
+
+def _write_case(scenario: AbstractScenario, outcome, out: Path) -> dict | None:
+    """A case's summary, results, plots and scene in ``out``; ``None`` (nothing written) for a failed run."""
+    if failed(int(outcome.status)):
+        return None
+    summary = scenario.summary(outcome)
+    scenario.write(outcome, out)
+    write_scene(scenario, outcome, out)
+    return summary
+
+
+def baseline_design(scenario: AbstractScenario, design: dict) -> dict:
+    """The configured values of the keys of ``design`` (config units): the design an optimisation started from."""
+    values = scenario.design_values()
+    return {k: values[k] for k in design}
+
+
+def write_cases(builder: cs.CaseBuilder, cases: dict[str, dict], out: Path) -> None:
+    """Simulate the designs ``cases`` (label -> design-key values) in one vmapped call and write each one's
+    summary, results, plots and 3-D scene to ``out/<label>/`` (the report shows their scenes side by side);
+    a failed case leaves ``out/<label>/summary.json`` with its status and reason only."""
+    for label, scenario, outcome in _simulate_cases(builder, list(cases), list(cases.values())):
+        summary = _write_case(scenario, outcome, out / label)
+        if summary is None:
+            summary = {"status": Status(int(outcome.status)).label, "reason": scenario.diagnose(outcome)}
+        write_summary(out / label, summary)
+
+
+def run_study(builder: cs.CaseBuilder, spec: StudySpec, out: Path, progress: bool = True) -> dict:
+    """All cases in one vmapped simulation; per-case outputs in ``out/<label>/``; a table and ``study.png``."""
+    from .study_report import plot_study, print_study
+
+    labels = spec.labels()
+    cases = [{k: v[i] for k, v in spec.cases.items()} for i in range(spec.size)]
     table, failures = {}, []
-    for i, (label, scenario) in enumerate(zip(labels, built)):
-        outcome = jax.tree_util.tree_map(lambda x: x[i], outcomes)
-        if failed(int(outcome.status)):
-            failures.append(f"{label}: {scenario.diagnose(outcome)}")
-            table[label] = {"status": Status(int(outcome.status)).label}
-            continue
-        table[label] = scenario.summary(outcome)
-        scenario.write(outcome, out / label)
-        write_scene(scenario, outcome, out / label)
+    with Spinner(f"{builder.scenario(()).name} study", progress) as spin:
+        spin.compile_stage(f"the batched simulation of {len(labels)} cases")
+        simulated = _simulate_cases(builder, labels, cases)
+        spin.stage("writing each case's results, plots and 3-D scene")
+        for label, scenario, outcome in simulated:
+            table[label] = _write_case(scenario, outcome, out / label)
+            if table[label] is None:
+                failures.append(f"{label}: {scenario.diagnose(outcome)}")
+                table[label] = {"status": Status(int(outcome.status)).label}
     columns = spec.columns or tuple(k for k, v in next(iter(table.values())).items() if isinstance(v, float))[:8]
     print_study(table, columns)
-    plot_study(out / "study.png", table, columns)
+    scenario = simulated[0][1]
+    varied = ", ".join(key_label(k, design_parameters(scenario)) for k in spec.cases)
+    plot_study(out / "study.png", table, columns, f"{scenario.name} study: {len(labels)} cases of {varied}"
+               + (f", {len(failures)} failed" if failures else ""))
     summary = {"study_cases": labels, "cases": table}
     if failures:
         summary["failures"] = failures

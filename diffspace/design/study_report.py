@@ -1,10 +1,12 @@
-"""Study table (printed) and ``study.png`` (one bar chart per numeric column)."""
+"""Study table (printed) and ``study.png`` (one bar panel per numeric column)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import numpy as np
+
+from ..io.results import Figure, Panel, Series, plot_figure, quantity_label
 
 
 def _cell(value) -> str:
@@ -25,25 +27,21 @@ def print_study(table: dict, columns: tuple[str, ...]) -> None:
         print("  ".join([label.ljust(label_width)] + [cell.rjust(w) for cell, w in zip(row, widths)]))
 
 
-def plot_study(path: Path, table: dict, columns: tuple[str, ...]) -> None:
+def plot_study(path: Path, table: dict, columns: tuple[str, ...], title: str) -> None:
+    """``study.png`` (and its ``.plot.json``): one bar panel per numeric column, stacked, labelled with the
+    quantity's name and unit, the cases named on the x axis; a failed case (no value) is a red cross at zero."""
     numeric = [c for c in columns if all(isinstance(table[k].get(c), (int, float)) or table[k].get(c) is None
                                          for k in table) and any(isinstance(table[k].get(c), float) for k in table)]
     if not numeric:
         return
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     labels = list(table)
-    x = np.arange(len(labels))
-    fig, axes = plt.subplots(1, len(numeric), figsize=(3.6 * len(numeric), 3.4), squeeze=False)
-    for ax, column in zip(axes[0], numeric):
-        ax.bar(x, [np.nan if table[k].get(column) is None else table[k][column] for k in labels])
-        ax.set_title(column, fontsize=8)
-        ax.set_xticks(x, labels, rotation=30, fontsize=7)
-        ax.grid(alpha=0.3, axis="y")
-    fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    x = np.arange(1, len(labels) + 1, dtype=float)
+    panels = []
+    for column in numeric:
+        values = np.array([np.nan if table[k].get(column) is None else float(table[k][column]) for k in labels])
+        series = [Series(quantity_label(column), values, style="bar")]
+        missing = ~np.isfinite(values)
+        if missing.any():
+            series.append(Series("no value (failed case)", np.zeros(int(missing.sum())), x[missing], style="failed"))
+        panels.append(Panel(quantity_label(column), tuple(series)))
+    plot_figure(path, Figure(title, tuple(panels), x, xlabel="case", xticks=tuple(zip(x, labels))))

@@ -32,6 +32,7 @@ from ..core.status import ConfigError
 from . import cases as cs
 from .distributed import SOLO, Processes
 from .evaluate import CaseResults, evaluate_cases, status_label
+from .progress import Bar, compiling
 from .sweep_plots import plot_sweep
 from .sweep_spec import SweepSpec
 
@@ -89,14 +90,16 @@ class ChunkStore:
 
 
 def _progress(spec, done: int, enabled: bool, label: str, processes: Processes):
-    """A progress bar: the whole run alone; this process's own cases (and its rate) among several."""
+    """A progress bar counting cases as chunks finish, its remaining time measured after the first chunk's
+    compile (:class:`~diffspace.design.progress.Bar`): the whole run alone; this process's own cases among
+    several."""
     if not enabled:
         return None
-    from tqdm import tqdm
-
+    first = compiling(f"the batched simulation ({spec.chunk_size} cases per chunk)")
     if processes.size > 1:
-        return tqdm(desc=f"{label} (process {processes.rank + 1}/{processes.size})", unit="case", file=sys.stderr)
-    return tqdm(total=spec.n_cases, initial=done, desc=label, unit="case", smoothing=0.1, file=sys.stderr)
+        return Bar(f"{label} (process {processes.rank + 1}/{processes.size})", None, "case", first=first,
+                   batch="chunk")
+    return Bar(label, spec.n_cases, "case", initial=done, first=first, batch="chunk")
 
 
 BYTES_PER_VALUE = 48  # one number in the chunk store and in results.csv, with room to spare
@@ -166,7 +169,7 @@ def run_sweep(builder: cs.CaseBuilder, spec: SweepSpec, out: Path, progress: boo
     counts = compute_chunks(builder, spec, store, wrt, processes, progress, "sweep")
     if counts is None:
         return None
-    summary = write_results(store, spec, out)
+    summary = write_results(store, spec, out, builder.scenario(()))
     summary.update(counts)
     return summary
 
@@ -209,8 +212,9 @@ class ResultsTable:
         self.handle.close()
 
 
-def write_results(store: ChunkStore, spec: SweepSpec, out: Path) -> dict:
-    """Stream the store into ``results.csv``; return the summary (counts by status, best of each output)."""
+def write_results(store: ChunkStore, spec: SweepSpec, out: Path, scenario=None) -> dict:
+    """Stream the store into ``results.csv``; return the summary (counts by status, best of each output);
+    ``scenario`` (the configured one) names the plots' run and design variables."""
     counts: dict[str, int] = {}
     best: dict[str, tuple[float, float, dict]] = {}
     kept: list[dict] = []
@@ -222,7 +226,7 @@ def write_results(store: ChunkStore, spec: SweepSpec, out: Path) -> dict:
                 counts[row["status"]] = counts.get(row["status"], 0) + 1
                 _track_best(best, row, result.values, list(spec.input_keys))
             kept += rows[::stride]
-    plot_sweep(out, spec, kept)
+    plot_sweep(out, spec, kept, scenario)
     summary = {"scenario_cases": spec.n_cases, "method": spec.method, "status_counts": counts,
                "ok_cases": counts.get("ok", 0), "failed_cases": spec.n_cases - counts.get("ok", 0)}
     for name, (lo, hi, at_max) in best.items():

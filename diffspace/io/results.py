@@ -9,6 +9,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import re
+import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -28,6 +30,37 @@ def _plain(value):
         x = arr.item()
         return None if isinstance(x, float) and not math.isfinite(x) else x
     return value
+
+
+UNITS = (  # key suffix -> unit, longest first
+    ("_N_m_s_rad", "N m s/rad"), ("_kg_m2", "kg m²"), ("_deg_s2", "deg/s²"), ("_m_s2", "m/s²"), ("_rad_s", "rad/s"),
+    ("_deg_s", "deg/s"), ("_N_m_s", "N m s"), ("_N_s_m", "N s/m"), ("_N_m", "N m"), ("_N_s", "N s"), ("_m_s", "m/s"),
+    ("_per_s", "1/s"), ("_percent", "%"), ("_deg", "deg"), ("_rad", "rad"), ("_kg", "kg"), ("_mm", "mm"), ("_ms", "ms"), ("_Pa", "Pa"),
+    ("_Hz", "Hz"), ("_J", "J"), ("_W", "W"), ("_N", "N"), ("_s", "s"), ("_m", "m"),
+)
+"""Unit suffixes of summary, metric and column keys (SI, unit-suffixed names)."""
+
+
+def name_and_unit(key: str) -> tuple[str, str]:
+    """``"joint2_change_at_separation_deg"`` -> ``("joint 2 change at separation", "deg")`` (the key's unit suffix
+    read off; joint numbers in keys already count from 1)."""
+    unit = ""
+    for suffix, name in UNITS:
+        if key.endswith(suffix) and len(key) > len(suffix):
+            key, unit = key[: -len(suffix)], name
+            break
+    key = re.sub(r"joint(\d+)", r"joint \1", key)
+    return key.replace("_", " ").replace(".", ": "), unit
+
+
+def with_unit(name: str, unit: str) -> str:
+    """``"name [unit]"``; a dimensionless unit (``""``, ``"-"``, ``"1"``) is left out."""
+    return f"{name} [{unit}]" if unit not in ("", "-", "1") else name
+
+
+def quantity_label(key: str) -> str:
+    """An axis label of a unit-suffixed key: ``"separation_velocity_m_s"`` -> ``"separation velocity [m/s]"``."""
+    return with_unit(*name_and_unit(key))
 
 
 def write_summary(out: Path, summary: dict) -> Path:
@@ -50,7 +83,8 @@ def write_timeseries(out: Path, columns: dict[str, np.ndarray], name: str = "tim
 @dataclasses.dataclass(frozen=True)
 class Series:
     """One curve or point set. ``x``: its own abscissae (``None``: the figure's ``x``); ``error``/``xerror``:
-    one-sigma bars; ``style``: ``"line"``, ``"points"`` or ``"step"``."""
+    one-sigma bars; ``style``: ``"line"``, ``"points"``, ``"step"``, ``"bar"`` or ``"failed"`` (red crosses:
+    cases that have no value, drawn where the caller puts them)."""
 
     label: str
     y: np.ndarray
@@ -63,18 +97,22 @@ class Series:
 @dataclasses.dataclass(frozen=True)
 class Panel:
     """One axis: ``ylabel`` with its unit, the series, horizontal ``limits`` ``(value, label)`` and, for a
-    panel of discrete states, ``categories`` (value -> name) shown as the axis's tick labels."""
+    panel of discrete states, ``categories`` (value -> name) shown as the axis's tick labels. ``xlabel``: this
+    panel's own x label (figures whose panels do not share x)."""
 
     ylabel: str
     series: tuple[Series, ...]
     limits: tuple[tuple[float, str], ...] = ()
     categories: dict[int, str] | None = None
+    xlabel: str | None = None
 
 
 @dataclasses.dataclass(frozen=True)
 class Figure:
     """A plot as data: drawn to PNG here and interactively in the report (``<name>.plot.json`` beside the PNG).
-    ``events``: vertical markers ``(x, label)``; ``xlim``: the x range shown (``None``: all data)."""
+    ``events``: vertical markers ``(x, label)``; ``xlim``: the x range shown (``None``: all data); ``xticks``:
+    named x positions ``(x, label)`` (cases, experiments) instead of numbers; ``sharex``: the panels share one x
+    axis (else each has its own range and ``Panel.xlabel``)."""
 
     title: str
     panels: tuple[Panel, ...]
@@ -82,7 +120,15 @@ class Figure:
     xlabel: str = "time [s]"
     events: tuple[tuple[float, str], ...] = ()
     xlim: tuple[float, float] | None = None
+    xticks: tuple[tuple[float, str], ...] = ()
+    sharex: bool = True
 
+
+TITLE_WIDTH = 100
+"""Characters per line of a PNG's title (longer titles wrap)."""
+
+LONG_LABEL = 28
+"""A panel label longer than this is drawn as the panel's title rather than along its y axis."""
 
 MAX_POINTS = 2000
 """Points kept per line in a ``.plot.json`` (min-max decimation keeps every peak); PNGs use all points."""
@@ -108,7 +154,7 @@ def _decimated(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 def _series_json(series: Series, x) -> dict:
     xs = np.asarray(series.x if series.x is not None else x, float)
     ys = np.asarray(series.y, float)
-    keep = _decimated(xs, ys) if series.style != "points" else np.arange(len(ys))
+    keep = _decimated(xs, ys) if series.style in ("line", "step") else np.arange(len(ys))
     out = {"label": series.label, "style": series.style, "x": xs[keep], "y": ys[keep]}
     for name in ("error", "xerror"):
         if getattr(series, name) is not None:
@@ -116,26 +162,89 @@ def _series_json(series: Series, x) -> dict:
     return out
 
 
+def panel_ylim(panel: Panel, figure: Figure) -> tuple[float, float] | None:
+    """The y range of a panel's data inside the figure's ``xlim`` (and its limits), padded by 5 %; ``None``
+    without an ``xlim`` (the whole data) or without finite data there."""
+    if not figure.xlim:
+        return None
+    values = [value for value, _ in panel.limits]
+    for series in panel.series:
+        xs = np.asarray(series.x if series.x is not None else figure.x, float)
+        ys = np.asarray(series.y, float)
+        shown = (xs >= figure.xlim[0]) & (xs <= figure.xlim[1]) & np.isfinite(ys)
+        values += list(ys[shown])
+    if not values:
+        return None
+    low, high = float(min(values)), float(max(values))
+    pad = 0.05 * (high - low) if high > low else max(abs(high), 1.0) * 0.05
+    return low - pad, high + pad
+
+
+def event_labels(events, span: float) -> list[tuple[float, str]]:
+    """Events closer than 2 % of ``span`` to the previous one share its marker: ``(x, "a / b")``."""
+    merged: list[tuple[float, str]] = []
+    for x, label in sorted(events):
+        if merged and x - merged[-1][0] < 0.02 * span:
+            merged[-1] = (merged[-1][0], f"{merged[-1][1]} / {label}")
+        else:
+            merged.append((x, label))
+    return merged
+
+
 def figure_json(figure: Figure) -> dict:
     """The plain (JSON-ready) form of a figure, lines decimated to :data:`MAX_POINTS`."""
     return _plain({
         "title": figure.title, "xlabel": figure.xlabel, "events": [list(e) for e in figure.events],
-        "xlim": list(figure.xlim) if figure.xlim else None,
-        "panels": [{"ylabel": p.ylabel, "limits": [list(v) for v in p.limits],
-                    "categories": {str(k): v for k, v in (p.categories or {}).items()},
+        "xlim": list(figure.xlim) if figure.xlim else None, "xticks": [list(t) for t in figure.xticks],
+        "sharex": figure.sharex,
+        "panels": [{"ylabel": p.ylabel, "xlabel": p.xlabel, "limits": [list(v) for v in p.limits],
+                    "ylim": panel_ylim(p, figure), "categories": {str(k): v for k, v in (p.categories or {}).items()},
                     "series": [_series_json(s, figure.x) for s in p.series]} for p in figure.panels]})
 
 
-def _draw_series(ax, series: Series, x) -> None:
-    xs = np.asarray(series.x if series.x is not None else x)
-    ys = np.asarray(series.y)
-    if series.style == "points" or series.error is not None or series.xerror is not None:
+def _draw_series(ax, series: Series, x, index: int, count: int) -> None:
+    xs = np.asarray(series.x if series.x is not None else x, float)
+    ys = np.asarray(series.y, float)
+    if series.style == "failed":
+        ax.plot(xs, ys, "x", color="crimson", markersize=8, markeredgewidth=2, label=series.label)
+    elif series.style == "bar":
+        width = 0.8 / count
+        ax.bar(xs + (index - (count - 1) / 2) * width, ys, width, yerr=series.error, label=series.label, capsize=3)
+    elif series.style == "points" or series.error is not None or series.xerror is not None:
         ax.errorbar(xs, ys, yerr=series.error, xerr=series.xerror, label=series.label, capsize=3,
                     fmt="o" if series.style == "points" else "-", markersize=5)
     elif series.style == "step":
         ax.step(xs, ys, where="post", label=series.label)
     else:
         ax.plot(xs, ys, label=series.label)
+
+
+def _draw_panel(ax, panel: Panel, figure: Figure) -> None:
+    bars = [k for k, series in enumerate(panel.series) if series.style == "bar"]
+    for k, series in enumerate(panel.series):
+        _draw_series(ax, series, figure.x, bars.index(k) if k in bars else 0, max(len(bars), 1))
+    for value, label in panel.limits:
+        ax.axhline(value, color="crimson", linestyle="--", linewidth=1.0, label=label)
+    for x, _ in figure.events:
+        ax.axvline(x, color="0.35", linestyle=":", linewidth=1.0)
+    if panel.categories:
+        ax.set_yticks(list(panel.categories), list(panel.categories.values()))
+    if len(panel.ylabel) > LONG_LABEL:  # a long quantity name reads as the panel's title
+        ax.set_title(panel.ylabel, fontsize=9, loc="left")
+    else:
+        ax.set_ylabel(panel.ylabel)
+    if not figure.sharex:
+        ax.set_xlabel(panel.xlabel or figure.xlabel)
+    ax.grid(alpha=0.3)
+    if len(panel.series) + len(panel.limits) > 1 or panel.limits:
+        ax.legend(fontsize=7, ncol=min(len(panel.series) + len(panel.limits), 4))
+
+
+def _name_ticks(axes, ticks) -> None:
+    long = max(len(label) for _, label in ticks) > 12
+    for ax in axes:
+        ax.set_xticks([t for t, _ in ticks], [label for _, label in ticks], rotation=25 if long else 0,
+                      ha="right" if long else "center")
 
 
 def plot_figure(path: Path, figure: Figure) -> Path:
@@ -146,34 +255,108 @@ def plot_figure(path: Path, figure: Figure) -> Path:
     import matplotlib.pyplot as plt
 
     panels = figure.panels
-    fig, axes = plt.subplots(len(panels), 1, figsize=(7.5, 1.0 + 2.3 * len(panels)), sharex=True, squeeze=False)
+    height = 2.3 if len(panels) <= 4 else 1.7
+    fig, axes = plt.subplots(len(panels), 1, figsize=(7.5, 1.0 + height * len(panels)), sharex=figure.sharex,
+                             squeeze=False, layout="constrained")
     for ax, panel in zip(axes[:, 0], panels):
-        for series in panel.series:
-            _draw_series(ax, series, figure.x)
-        for value, label in panel.limits:
-            ax.axhline(value, color="crimson", linestyle="--", linewidth=1.0, label=label)
-        for x, label in figure.events:
-            ax.axvline(x, color="0.35", linestyle=":", linewidth=1.0)
-        if panel.categories:
-            ax.set_yticks(list(panel.categories), list(panel.categories.values()))
-        ax.set_ylabel(panel.ylabel)
-        ax.grid(alpha=0.3)
-        if len(panel.series) + len(panel.limits) > 1 or panel.limits:
-            ax.legend(fontsize=7, ncol=min(len(panel.series) + len(panel.limits), 4))
+        _draw_panel(ax, panel, figure)
     top = axes[0, 0]
-    for x, label in figure.events:
-        top.annotate(label, (x, 1.0), xycoords=("data", "axes fraction"), rotation=90, fontsize=7, va="top",
-                     ha="right", color="0.25")
     if figure.xlim:
         top.set_xlim(*figure.xlim)
-    axes[-1, 0].set_xlabel(figure.xlabel)
-    fig.suptitle(figure.title, fontsize=10)
-    fig.tight_layout()
+        for ax, panel in zip(axes[:, 0], panels):
+            if (ylim := panel_ylim(panel, figure)) is not None:
+                ax.set_ylim(*ylim)
+    span = np.subtract(*top.get_xlim()[::-1])
+    for x, label in event_labels(figure.events, span):
+        top.annotate(label, (x, 1.0), xycoords=("data", "axes fraction"), rotation=90, fontsize=7, va="top",
+                     ha="right", color="0.25")
+    if figure.xticks:
+        _name_ticks(axes[-1:, 0] if figure.sharex else axes[:, 0], figure.xticks)
+    if figure.sharex:
+        axes[-1, 0].set_xlabel(figure.xlabel)
+    fig.suptitle(textwrap.fill(figure.title, TITLE_WIDTH), fontsize=10)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
     plt.close(fig)
     path.with_suffix(".plot.json").write_text(json.dumps(figure_json(figure)) + "\n")
+    return path
+
+
+@dataclasses.dataclass(frozen=True)
+class Parallel:
+    """Cases as polylines across parallel axes: ``columns`` ``(label, value per case)`` (inputs, then outputs),
+    lines coloured by the column ``color``. A case without a finite value on an axis (a failed case) is drawn
+    in red at that axis's "failed" mark, below the axis's range."""
+
+    title: str
+    columns: tuple[tuple[str, np.ndarray], ...]
+    color: int = -1
+
+
+FAILED_BELOW = 0.12
+"""Where a parallel axis puts its failed cases: this fraction of the axis's range below its minimum."""
+
+
+def parallel_axis(values: np.ndarray) -> tuple[float, float, float]:
+    """``(low, span, failed mark)`` of one parallel axis from its finite values (``span``: the range, or the
+    value's size where every case has the same value)."""
+    finite = np.asarray(values, float)[np.isfinite(values)]
+    low, high = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 1.0)
+    span = high - low if high > low else max(abs(low), 1.0)
+    return low, span, low - FAILED_BELOW * span
+
+
+def plot_parallel(path: Path, parallel: Parallel) -> Path:
+    """Draw the parallel coordinates to the PNG ``path`` and write ``<stem>.plot.json`` (kind ``parallel``)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.collections import LineCollection
+
+    values = np.column_stack([np.asarray(v, float) for _, v in parallel.columns])
+    axes = [parallel_axis(values[:, j]) for j in range(values.shape[1])]
+    scaled = np.column_stack([(np.where(np.isfinite(values[:, j]), values[:, j], mark) - low) / span
+                              for j, (low, span, mark) in enumerate(axes)])
+    failed = ~np.all(np.isfinite(values), axis=1)
+    x = np.arange(values.shape[1])
+    fig, ax = plt.subplots(figsize=(max(6.0, 1.6 * len(x)), 4.2))
+    color = values[:, parallel.color]
+    ok = ~failed
+    lines = LineCollection([np.column_stack([x, row]) for row in scaled[ok]], cmap="viridis", linewidths=0.8,
+                           alpha=0.7)
+    lines.set_array(color[ok])
+    ax.add_collection(lines)
+    if failed.any():
+        ax.add_collection(LineCollection([np.column_stack([x, row]) for row in scaled[failed]], colors="crimson",
+                                         linewidths=0.8, linestyles="--", label=f"failed ({int(failed.sum())})"))
+        ax.legend(fontsize=7, loc="upper right")
+    for j in x:
+        finite = values[np.isfinite(values[:, j]), j]
+        ax.axvline(j, color="0.2", linewidth=0.8)
+        if finite.size:
+            ax.annotate(f"{finite.max():.4g}", (j, scaled[np.isfinite(values[:, j]), j].max()), xytext=(2, 2),
+                        textcoords="offset points", fontsize=7)
+            ax.annotate(f"{finite.min():.4g}", (j, 0.0), xytext=(2, -8), textcoords="offset points", fontsize=7)
+    if failed.any():
+        ax.axhline(-FAILED_BELOW, color="crimson", linewidth=0.6, linestyle=":")
+        ax.annotate("failed", (len(x) - 1, -FAILED_BELOW), xytext=(4, -3), textcoords="offset points", fontsize=7,
+                    color="crimson")
+    fig.colorbar(lines, ax=ax, label=parallel.columns[parallel.color][0])
+    ax.set_xticks(x, [label for label, _ in parallel.columns], rotation=20, ha="right", fontsize=7)
+    ax.set_yticks([])
+    ax.set_xlim(-0.2, len(x) - 0.8)
+    ax.set_ylim(-FAILED_BELOW - 0.08, 1.08)
+    ax.set_title(parallel.title, fontsize=10)
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    spec = {"kind": "parallel", "title": parallel.title, "color": parallel.color % len(parallel.columns),
+            "columns": [{"label": label, "values": np.asarray(v, float)} for label, v in parallel.columns]}
+    path.with_suffix(".plot.json").write_text(json.dumps(_plain(spec)) + "\n")
     return path
 
 

@@ -3,25 +3,8 @@
 from __future__ import annotations
 
 import html
-import re
 
-UNITS = (  # key suffix -> unit, longest first
-    ("_N_m_s_rad", "N m s/rad"), ("_kg_m2", "kg m²"), ("_deg_s2", "deg/s²"), ("_m_s2", "m/s²"), ("_rad_s", "rad/s"),
-    ("_deg_s", "deg/s"), ("_N_m_s", "N m s"), ("_N_s_m", "N s/m"), ("_N_m", "N m"), ("_N_s", "N s"), ("_m_s", "m/s"),
-    ("_percent", "%"), ("_deg", "deg"), ("_rad", "rad"), ("_kg", "kg"), ("_mm", "mm"), ("_ms", "ms"), ("_Pa", "Pa"),
-    ("_Hz", "Hz"), ("_J", "J"), ("_W", "W"), ("_N", "N"), ("_s", "s"), ("_m", "m"),
-)
-
-
-def name_and_unit(key: str) -> tuple[str, str]:
-    """``"joint2_change_at_separation_deg"`` -> ``("joint 2 change at separation", "deg")``."""
-    unit = ""
-    for suffix, name in UNITS:
-        if key.endswith(suffix) and len(key) > len(suffix):
-            key, unit = key[: -len(suffix)], name
-            break
-    key = re.sub(r"joint(\d+)", r"joint \1", key)
-    return key.replace("_", " ").replace(".", ": "), unit
+from ...io.results import name_and_unit
 
 
 def _flat(summary: dict, prefix: str = "") -> list[tuple[str, object]]:
