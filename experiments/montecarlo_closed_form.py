@@ -82,10 +82,10 @@ def compare(summary: dict, rows: np.ndarray, mass: float) -> dict:
 def markdown(result: dict) -> str:
     lines = [f"# Locked ejection Monte-Carlo vs closed form ({result['runs']} runs, {result['elapsed_s']:.0f} s)", "",
              f"- every run vs l sqrt(k/M): max relative deviation {result['max_run_deviation_rel']:.2e}",
-             f"- mean {result['mean']['campaign']:.6f} vs {result['mean']['closed_form']:.6f} m/s "
-             f"({result['mean']['standard_errors']:+.2f} standard errors)",
-             f"- std {result['std']['campaign']:.6f} vs {result['std']['closed_form']:.6f} m/s "
-             f"(variance {result['std']['variance_standard_errors']:+.2f} standard errors)", "",
+             (f"- mean {result['mean']['campaign']:.6f} vs {result['mean']['closed_form']:.6f} m/s "
+              f"({result['mean']['standard_errors']:+.2f} standard errors)"),
+             (f"- std {result['std']['campaign']:.6f} vs {result['std']['closed_form']:.6f} m/s "
+              f"(variance {result['std']['variance_standard_errors']:+.2f} standard errors)"), "",
              "| index | campaign | 95 % interval | closed form | SALib (same runs) | SALib conf |", "|---|---|---|---|---|---|"]
     for name, r in result["sobol"].items():
         lo, hi = r["ci95"]

@@ -7,8 +7,9 @@ other, each into a fresh results directory. A first small run fills the persiste
 private directory) so that every measured process loads the compiled chunk instead of compiling it.
 
 Reported per N: the lead's ``cases_per_s`` (cases over the wall time from its first claim until every chunk
-is stored, other processes' start-up included), the job's wall time from launch to the last exit, and how
-many cases each process computed. Writes ``experiments/results/montecarlo/throughput.json``.
+is stored, other processes' start-up included), the job's wall time from launch to the last exit and its CPU
+time (all processes), how many cases each process computed, and the machine's 1-minute load average after the
+job (other users' work included: this machine is shared). Writes ``experiments/results/montecarlo/throughput.json``.
 Run: ``python experiments/montecarlo_throughput.py [--runs 8192] [--processes 1 2 4]``
 """
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import socket
 import subprocess
 import sys
@@ -35,20 +37,25 @@ def _port() -> int:
         return s.getsockname()[1]
 
 
-def job(config: Path, out: Path, n: int, settings: list[str], env: dict) -> tuple[dict, float]:
-    """Run one campaign with ``n`` processes; its summary and wall time."""
+def _children_cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def job(config: Path, out: Path, n: int, settings: list[str], env: dict) -> tuple[dict, float, float]:
+    """Run one campaign with ``n`` processes; its summary, wall time and CPU time (all processes)."""
     base = [sys.executable, "-c", CLI, "montecarlo", str(config), "--out", str(out), "--quiet", *settings]
     port = _port()
     commands = [base] if n == 1 else [
         base + ["--coordinator", f"127.0.0.1:{port}", "--num-processes", str(n), "--process-id", str(i)]
         for i in range(n)]
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), _children_cpu_s()
     processes = [subprocess.Popen(c, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for c in commands]
     codes = [p.wait() for p in processes]
-    wall = time.perf_counter() - start
+    wall, cpu = time.perf_counter() - start, _children_cpu_s() - cpu
     if codes != [0] * n:
         raise RuntimeError(f"{n} processes exited with {codes}")
-    return json.loads((out / "summary.json").read_text()), wall
+    return json.loads((out / "summary.json").read_text()), wall, cpu
 
 
 def main() -> None:
@@ -65,11 +72,12 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as work:
         env = {**os.environ, "DIFFSPACE_CACHE_DIR": str(Path(work) / "cache")}
         warm = [f"--set=montecarlo.samples={2 * args.chunk_size}", *settings[1:]]
-        _, wall = job(args.config, Path(work) / "warm", 1, warm, env)
+        _, wall, _ = job(args.config, Path(work) / "warm", 1, warm, env)
         results["warm_up_s"] = wall
-        for n in args.processes:
-            summary, wall = job(args.config, Path(work) / f"n{n}", n, settings, env)
-            entry = {"processes": n, "cases_per_s": summary["cases_per_s"], "wall_s": wall,
+        for index, n in enumerate(args.processes):
+            summary, wall, cpu = job(args.config, Path(work) / f"job{index}_n{n}", n, settings, env)
+            entry = {"processes": n, "cases_per_s": summary["cases_per_s"], "wall_s": wall, "cpu_s": cpu,
+                     "load_average_1min_after": os.getloadavg()[0],
                      "cases_by_process": summary.get("cases_by_process", {"0": summary["computed_cases"]})}
             results["jobs"].append(entry)
             print(json.dumps(entry), flush=True)

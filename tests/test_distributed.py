@@ -177,8 +177,11 @@ def test_a_process_that_dies_loses_only_its_chunk_in_flight(tmp_path):
     (["--coordinator", "127.0.0.1:1234"], "go together"),
     (["--coordinator", "127.0.0.1:1234", "--num-processes", "2", "--process-id", "2"], "--process-id"),
     (["--num-processes", "0", "--process-id", "0", "--coordinator", "127.0.0.1:1234"], "--num-processes"),
+    (["--distributed"], "no cluster detected"),
 ])
-def test_bad_process_flags_exit_2_with_one_line(tmp_path, capsys, flags, message):
+def test_bad_process_flags_exit_2_with_one_line(tmp_path, capsys, monkeypatch, flags, message):
+    for name in [n for n in os.environ if n.startswith(("SLURM_", "OMPI_", "PMI_", "KUBERNETES_", "JAX_COORD"))]:
+        monkeypatch.delenv(name)  # no cluster to detect
     config = _config(tmp_path, MONTECARLO)
     assert main(["montecarlo", str(config), "--out", str(tmp_path / "x"), "--quiet", *flags]) == 2
     err = capsys.readouterr().err

@@ -206,3 +206,49 @@ def test_toy_failures_are_counted_per_sample_and_never_replaced(tmp_path):
     assert s["mean"] == pytest.approx(rows["final_value"][draws & ~failed].mean(), rel=1e-14)
     assert summary["sobol_excluded_samples"]["final_value"] == len(np.unique(rows["sample"][failed]))
     assert summary["status_counts"]["solver_failure"] == int(failed.sum())
+
+
+def test_rerun_resumes_and_other_commands_ignore_the_table(tmp_path):
+    path = tmp_path / "toy.toml"
+    path.write_text(TOY.replace("samples = 4096", "samples = 64").replace("chunk_size = 1024", "chunk_size = 32"))
+    out = tmp_path / "mc"
+    assert main(["montecarlo", str(path), "--out", str(out), "--quiet"]) == 0
+    first = (out / "results.csv").read_text()
+    assert main(["montecarlo", str(path), "--out", str(out), "--quiet"]) == 0  # the same campaign: from the store
+    assert json.loads((out / "summary.json").read_text())["computed_cases"] == 0
+    assert (out / "results.csv").read_text() == first
+    assert main(["run", str(path), "--out", str(tmp_path / "run")]) == 0
+
+
+@pytest.mark.parametrize("table, message", [
+    ('"toy.rate" = {distribution = "gamma", std = 0.1}', "distribution: one of normal, uniform, lognormal"),
+    ('"toy.rate" = {distribution = "normal"}', "needs std"),
+    ('"toy.rate" = {distribution = "uniform", lower = 1.0}', "needs lower and upper"),
+    ('"toy.rate" = {distribution = "uniform", lower = 2.0, upper = 1.0}', "empty range"),
+    ('"toy.rate" = {distribution = "lognormal", std = 0.1, lower = 0.5}', "not a parameter of a lognormal"),
+    ('"toy.rate" = {distribution = "normal", std = -0.1}', "std: must be positive"),
+    ('"toy.rate" = {distribution = "normal", std = 0.1, lower = 30.0, upper = 31.0}', "keeps no probability"),
+    ('"toy.horizon_s" = {distribution = "normal", std = 0.1}', "not a continuous design variable"),
+])
+def test_bad_dispersions_exit_2_with_one_line(tmp_path, capsys, table, message):
+    path = tmp_path / "toy.toml"
+    path.write_text(TOY[:TOY.index("[montecarlo.dispersions]")] + "[montecarlo.dispersions]\n" + table + "\n")
+    assert main(["montecarlo", str(path), "--out", str(tmp_path / "x"), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+@pytest.mark.parametrize("option, message", [
+    ('montecarlo.sensitivity=["morris"]', "montecarlo.sensitivity: unknown 'morris'"),
+    ('montecarlo.outputs=["nothing"]', "montecarlo.outputs: unknown metric(s) nothing"),
+    ("montecarlo.samples=0", "montecarlo.samples"),
+    ("montecarlo.confidence=1.5", "montecarlo.confidence"),
+    ("montecarlo.max_cases=100", "exceed montecarlo.max_cases"),
+    ("montecarlo.colour=1", "montecarlo.colour: unknown key"),
+])
+def test_bad_campaign_options_exit_2_with_one_line(tmp_path, capsys, option, message):
+    path = tmp_path / "toy.toml"
+    path.write_text(TOY)
+    assert main(["montecarlo", str(path), "--out", str(tmp_path / "x"), "--quiet", "--set", option]) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err

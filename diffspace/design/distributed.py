@@ -22,6 +22,8 @@ import sys
 import time
 from collections.abc import Iterator
 
+from jax.errors import JaxRuntimeError
+
 from ..core.status import ConfigError
 
 POLL_S = 0.2  # how often a waiting process asks the coordination service
@@ -82,7 +84,7 @@ class CoordinatedProcesses(Processes):
     def _get(self, name: str) -> str | None:
         try:
             return self.client.key_value_try_get(_PREFIX + name)
-        except Exception as err:  # the runtime raises one error type for every failure: NOT_FOUND is absence
+        except JaxRuntimeError as err:  # one error type for every failure: NOT_FOUND is absence
             if "NOT_FOUND" in str(err):
                 return None
             raise ConfigError(f"lost the coordination service of process 0 ({str(err).splitlines()[0]}); "
