@@ -45,7 +45,9 @@ SHORT = {
 }
 # headline gradients whose compile and finite differences take minutes run in the slow suite (each scenario's
 # own tests keep a fast gradient check)
-SLOW_GRADIENT = {"ejection", "capture", "deployment", "snare_closing", "flexible_arm", "snare"}
+SLOW_GRADIENT = {"ejection", "capture", "deployment", "snare_closing", "flexible_arm", "snare", "capture_snare"}
+# runs whose compile takes minutes on 2 cores run in the slow suite (their own test files run them in the fast one)
+SLOW_RUN = {"ejection", "snare", "snare_closing", "flexible_arm", "capture_snare"}
 
 
 def test_every_scenario_has_a_short_case():
@@ -106,8 +108,12 @@ def test_resolved_config_names_every_design_value():
     assert resolved["friction"]["viscous_N_m_s_rad"] == pytest.approx(5.4)
 
 
-@pytest.mark.parametrize("name", sorted(REGISTRY))
-@pytest.mark.timeout(900)
+def _run_case(name):
+    marks = [pytest.mark.slow, pytest.mark.timeout(1800)] if name in SLOW_RUN else [pytest.mark.timeout(900)]
+    return pytest.param(name, marks=marks)
+
+
+@pytest.mark.parametrize("name", [_run_case(n) for n in sorted(REGISTRY)])
 def test_every_scenario_runs_and_reports(name, tmp_path):
     config, overrides = SHORT[name]
     scenario = load_scenario(ROOT / "configs" / config, overrides)
