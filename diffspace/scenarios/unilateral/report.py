@@ -14,7 +14,7 @@ from ...io.results import Figure, Panel, Series, name_and_unit, plot_figure, plo
 from ...core.status import Status
 from .config import PROFILE_KEYS
 from .model import PlanarArm
-from .stepping import StepOptions, Trajectory
+from .stepping import StepOptions, ContactTrajectory
 
 MODE_KEYS = ("separated_s", "stick_s", "slip_positive_s", "slip_negative_s")
 
@@ -37,7 +37,7 @@ def _along(arm: PlanarArm, q, u):
     return jax.vmap(arm.linear_momentum)(q, u), jax.vmap(arm.body_points)(q)
 
 
-def momentum_balance(arm: PlanarArm, traj: Trajectory, dt: float) -> dict:
+def momentum_balance(arm: PlanarArm, traj: ContactTrajectory, dt: float) -> dict:
     """Linear momentum change of the whole system vs the impulses of the base inputs and the contact (forces
     times the step plus the impact impulses)."""
     momentum = np.asarray(_along(arm, traj.q, traj.u)[0])
@@ -53,7 +53,7 @@ def momentum_balance(arm: PlanarArm, traj: Trajectory, dt: float) -> dict:
     }
 
 
-def contact_checks(options: StepOptions, traj: Trajectory, singular_manipulability: float) -> dict:
+def contact_checks(options: StepOptions, traj: ContactTrajectory, singular_manipulability: float) -> dict:
     """Penetration, impacts and the controller's singular-pose time (what the warnings are about)."""
     penetration = max(-float(np.min(traj.tip[:, 1])), 0.0)
     manipulability = np.asarray(traj.manipulability)
@@ -70,7 +70,7 @@ def contact_checks(options: StepOptions, traj: Trajectory, singular_manipulabili
     }
 
 
-def summary(arm: PlanarArm, options: StepOptions, traj: Trajectory, status: int,
+def summary(arm: PlanarArm, options: StepOptions, traj: ContactTrajectory, status: int,
             singular_manipulability: float) -> dict:
     t, mode = np.asarray(traj.t), np.asarray(traj.mode)
     tip, q = np.asarray(traj.tip), np.asarray(traj.q)
@@ -101,7 +101,7 @@ def summary(arm: PlanarArm, options: StepOptions, traj: Trajectory, status: int,
     return out
 
 
-def write(arm: PlanarArm, traj: Trajectory, mu, out: Path) -> None:
+def write(arm: PlanarArm, traj: ContactTrajectory, mu, out: Path) -> None:
     t, q, tip = np.asarray(traj.t), np.asarray(traj.q), np.asarray(traj.tip)
     ts = t[:-1]
     lam_n, lam_t, mode = np.asarray(traj.normal_force), np.asarray(traj.tangent_force), np.asarray(traj.mode)
@@ -144,7 +144,7 @@ def write(arm: PlanarArm, traj: Trajectory, mu, out: Path) -> None:
     plot_configurations(arm, traj, out / "configurations.png")
 
 
-def plot_configurations(arm: PlanarArm, traj: Trajectory, path: Path, snapshots: int = 6) -> Path:
+def plot_configurations(arm: PlanarArm, traj: ContactTrajectory, path: Path, snapshots: int = 6) -> Path:
     """Arm snapshots, base centre path and tip path over the plane (paper Fig. 9)."""
     import matplotlib
 

@@ -36,7 +36,7 @@ from . import config as cfg_mod
 from . import report
 from .control import InputProfiles, TaskController
 from .model import PlanarArm
-from .stepping import StepOptions, Trajectory, run
+from .stepping import StepOptions, ContactTrajectory, run
 
 PARAMETERS = (
     Parameter("contact.mu", 0.01, 0.5, "-", "mu", help="Coulomb friction coefficient"),
@@ -60,7 +60,7 @@ class UnilateralParams(AbstractParams):
 
 class UnilateralOutcome(AbstractOutcome):
     status: Int[Array, ""]
-    trajectory: Trajectory
+    trajectory: ContactTrajectory
     mu: Float[Array, ""]  # the friction coefficient of the run (plots show the cone)
     singular_manipulability: Float[Array, ""]  # w_0 of the run's controller [m^2] (the summary's singular time)
 

@@ -35,7 +35,7 @@ class StepOptions(eqx.Module):
     penetration_tolerance: float = eqx.field(static=True)  # reporting: deeper penetration is flagged, m
 
 
-class Trajectory(eqx.Module):
+class ContactTrajectory(eqx.Module):
     """Samples at ``t_k = k dt``: states at ``k = 0..N``, step quantities (forces, inputs) at ``k < N``."""
 
     t: Float[Array, " N1"]
@@ -56,7 +56,7 @@ class Trajectory(eqx.Module):
 
 
 def run(arm: PlanarArm, q0, u0, mu, controller: TaskController, profiles: InputProfiles,
-        options: StepOptions) -> Trajectory:
+        options: StepOptions) -> ContactTrajectory:
     """Simulate ``options.n_steps`` steps from ``(q0, u0)``; pure (jit/vmap/grad)."""
     reference = (q0, arm.tip_position(q0)[0])
 
@@ -83,7 +83,7 @@ def run(arm: PlanarArm, q0, u0, mu, controller: TaskController, profiles: InputP
 
     (q_end, u_end), rec = jax.lax.scan(step, (q0, u0), jnp.arange(options.n_steps))
     q, u, tip, drift, lam_n, lam_t, impulse, closing, mode, inputs, manipulability, pivots, converged, impact = rec
-    return Trajectory(
+    return ContactTrajectory(
         t=options.dt * jnp.arange(options.n_steps + 1),
         q=jnp.concatenate([q, q_end[None]]),
         u=jnp.concatenate([u, u_end[None]]),
