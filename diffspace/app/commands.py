@@ -147,20 +147,9 @@ def command_sweep(args, loaded: Loaded) -> dict:
 def command_montecarlo(args, loaded: Loaded) -> dict | None:
     if "montecarlo" not in loaded.design:
         raise ConfigError(f"{args.config}: no [montecarlo] table (dispersed design keys) in this config")
-    spec = design.parse_montecarlo(loaded.design["montecarlo"])
     builder = loaded.builder()
-    parameters = {p.key: p for p in loaded.scenario.design_space()}
-    for key in spec.input_keys:
-        if key not in parameters or parameters[key].integer:
-            known = ", ".join(k for k, p in parameters.items() if not p.integer) or "none"
-            raise ConfigError(f"montecarlo.dispersions.{key}: not a continuous design variable of '{loaded.name}' "
-                              f"(known: {known})")
-    known = loaded.scenario.metrics_names()
-    unknown = [o for o in spec.outputs if o not in known]
-    if unknown:
-        raise ConfigError(f"montecarlo.outputs: unknown metric(s) {', '.join(unknown)} (known: {', '.join(known)})")
-    spec = spec.with_means({k: (builder.configured(loaded.scenario, (k,)) or {}).get(k) for k in spec.input_keys})
-    design.check_disk(spec, Path(args.out), len(spec.outputs) or len(known))
+    spec = design.prepare_montecarlo(design.parse_montecarlo(loaded.design["montecarlo"]), loaded.scenario, builder)
+    design.check_disk(spec, Path(args.out), len(spec.outputs))
     processes = _processes(args)
     with _shared_result_dir(args, loaded, processes) as work:
         summary = design.run_montecarlo(builder, spec, work, progress=not args.quiet, processes=processes)

@@ -6,7 +6,7 @@ from .distributed import SOLO, CoordinatedProcesses, Processes
 from .fit import parse_fit, run_fit
 from .gradient import design_metrics
 from .least_squares import FitResult, least_squares
-from .montecarlo import print_montecarlo, run_montecarlo
+from .montecarlo import prepare_montecarlo, print_montecarlo, run_montecarlo
 from .montecarlo_spec import MonteCarloSpec, parse_montecarlo
 from .optimize import run_optimize
 from .problem import Problem, parse_problem
@@ -28,6 +28,7 @@ __all__ = [
     "design_metrics",
     "get_key",
     "least_squares",
+    "prepare_montecarlo",
     "print_montecarlo",
     "parse_fit",
     "parse_montecarlo",

@@ -12,11 +12,13 @@ differentiated by forward mode (:func:`~diffspace.design.gradient.design_metrics
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
 
-from ..core.status import failed
+from ..core.status import ConfigError, failed
+from ..scenarios import AbstractScenario
 from . import cases as cs
 from .distributed import SOLO, Processes
 from .evaluate import INVALID_CONFIG, evaluate_cases, status_label
@@ -24,6 +26,23 @@ from .montecarlo_plots import plot_histograms, plot_scatter, plot_tornado
 from .montecarlo_spec import MonteCarloSpec
 from .montecarlo_stats import local_sensitivity, output_statistics, sobol_indices, sobol_summary
 from .sweep import PLOT_POINTS, ChunkStore, ResultsTable, compute_chunks, stored_rows
+
+
+def prepare_montecarlo(spec: MonteCarloSpec, scenario: AbstractScenario, builder: cs.CaseBuilder) -> MonteCarloSpec:
+    """``spec`` checked against the scenario (every dispersed key a continuous design variable, every output
+    a metric; no outputs: all metrics), the config's values filling the means not given."""
+    parameters = {p.key: p for p in scenario.design_space()}
+    for key in spec.input_keys:
+        if key not in parameters or parameters[key].integer:
+            known = ", ".join(k for k, p in parameters.items() if not p.integer) or "none"
+            raise ConfigError(f"montecarlo.dispersions.{key}: not a continuous design variable of "
+                              f"'{scenario.name}' (known: {known})")
+    names = scenario.metrics_names()
+    unknown = [o for o in spec.outputs if o not in names]
+    if unknown:
+        raise ConfigError(f"montecarlo.outputs: unknown metric(s) {', '.join(unknown)} (known: {', '.join(names)})")
+    spec = dataclasses.replace(spec, outputs=spec.outputs or tuple(names))
+    return spec.with_means({k: (builder.configured(scenario, (k,)) or {}).get(k) for k in spec.input_keys})
 
 
 def run_montecarlo(builder: cs.CaseBuilder, spec: MonteCarloSpec, out: Path, progress: bool = True,

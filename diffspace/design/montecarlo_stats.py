@@ -67,9 +67,11 @@ class SobolIndices:
     samples: int
     excluded: int
 
-    def interval(self, which: str, confidence: float) -> np.ndarray:
-        """Percentile bootstrap interval, ``(d, 2)``."""
+    def interval(self, which: str, confidence: float) -> np.ndarray | None:
+        """Percentile bootstrap interval, ``(d, 2)``; ``None`` without resamples."""
         replicates = self.first_resampled if which == "first" else self.total_resampled
+        if replicates.shape[0] == 0:
+            return None
         tail = 50.0 * (1.0 - confidence)
         return np.percentile(replicates, [tail, 100.0 - tail], axis=0).T
 
@@ -110,8 +112,8 @@ def sobol_summary(indices: dict[str, SobolIndices | None], keys: tuple[str, ...]
         for which in ("first", "total"):
             estimate, interval = getattr(found, which), found.interval(which, confidence)
             out[f"sobol_{which}"][metric] = {k: float(v) for k, v in zip(keys, estimate)}
-            out[f"sobol_{which}_ci"][metric] = {k: [float(lo), float(hi)] if found.first_resampled.size else None
-                                                for k, (lo, hi) in zip(keys, interval)}
+            out[f"sobol_{which}_ci"][metric] = {k: None if interval is None else [float(v) for v in interval[i]]
+                                                for i, k in enumerate(keys)}
         out["sobol_samples"][metric] = found.samples
         out["sobol_excluded_samples"][metric] = found.excluded
     return out
