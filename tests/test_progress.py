@@ -77,12 +77,11 @@ def test_disabled_progress_writes_nothing_and_starts_no_thread():
 
 def test_spinner_ticks_on_a_terminal_and_stops_cleanly_even_on_an_error():
     stream = Terminal()
-    with pytest.raises(RuntimeError, match="boom"):
-        with Spinner("demo", stream=stream) as spin:
-            spin.compile_stage("a program")
-            assert len(progress_threads()) == 1
-            threading.Event().wait(0.6)  # a few ticks
-            raise RuntimeError("boom")
+    with pytest.raises(RuntimeError, match="boom"), Spinner("demo", stream=stream) as spin:
+        spin.compile_stage("a program")
+        assert len(progress_threads()) == 1
+        threading.Event().wait(0.6)  # a few ticks
+        raise RuntimeError("boom")
     assert not progress_threads()
     text = stream.getvalue()
     assert text.count("\r") >= 2 and "demo: compiling a program" in text

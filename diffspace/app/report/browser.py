@@ -47,3 +47,12 @@ def dom(browser: str, page: Path, fragment: str, timeout: float = 90.0) -> str:
     """The page's DOM after its scripts ran (``--dump-dom``)."""
     url = Path(page).resolve().as_uri() + fragment
     return _run([browser, WINDOW, "--dump-dom", url], timeout).stdout
+
+
+def render(browser: str, page: Path, fragment: str, png: Path, window=WINDOW, timeout: float = 90.0) -> str:
+    """``page#fragment`` rendered to ``png`` and its DOM after the scripts ran, from one browser start."""
+    url = Path(page).resolve().as_uri() + fragment
+    result = _run([browser, window, f"--screenshot={Path(png).resolve()}", "--dump-dom", url], timeout)
+    if not Path(png).is_file():
+        raise RuntimeError(f"chromium wrote no screenshot of {url}: {result.stderr[-2000:]}")
+    return result.stdout
