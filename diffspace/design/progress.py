@@ -11,7 +11,8 @@
   from the compile.
 
 On a terminal both redraw one line a few times a second; elsewhere (logs, CI) they print a line per stage or
-per update only.
+per update only (a compile stage's line only when JAX has not reported the compile or a cache hit within
+:data:`DEFER_S`, so a warm start does not claim to compile).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing import Self, TextIO
 
 FRAMES = "|/-\\"
 TICK_S = 0.25
+DEFER_S = 3.0  # not on a terminal: a compile stage's line waits this long for JAX's compile or cache report
 COMPILED_S = 0.5  # backend compiles shorter than this (small helper programs) are not "the compile"
 WARM = "first run of this scenario; later runs start warm"
 
@@ -121,6 +123,7 @@ class Spinner:
         self._lock = threading.Lock()
         self._text, self._frame, self._width = "", 0, 0
         self._compiling: str | None = None
+        self._pending: str | None = None  # a compile stage's line not yet printed (not a terminal)
         self._start = self._stage_start = 0.0
         self._log = _CompileLog(self._cache_hit, self._compiled)
         self._ticker: _Ticker | None = None
@@ -129,24 +132,32 @@ class Spinner:
         self._start = self._stage_start = self.clock()
         if self.enabled:
             self._log.__enter__()
-            if self.tty:
-                self._ticker = _Ticker(self._draw)
+            self._ticker = _Ticker(self._draw if self.tty else self._print_pending)
         return self
 
     def stage(self, text: str) -> None:
         """Begin the next stage (the previous one ends here)."""
         with self._lock:
-            self._text, self._compiling, self._stage_start = text, None, self.clock()
+            self._text, self._compiling, self._pending, self._stage_start = text, None, None, self.clock()
         if self.enabled and not self.tty:
             self._line(f"{self.name}: {text} ...")
 
     def compile_stage(self, what: str, running: str | None = None) -> None:
         """Begin the stage whose first call traces and compiles ``what`` (:func:`compiling`). Once JAX reports the
         compile done, or a persistent-cache hit, the text becomes ``running`` (default "running ``what``") with
-        the compile's seconds or "compiled program loaded from the cache"."""
-        self.stage(compiling(what))
+        the compile's seconds or "compiled program loaded from the cache". Not on a terminal, the compile line
+        is printed only if no such report came within :data:`DEFER_S` (a warm start says only that it runs)."""
         with self._lock:
+            self._text, self._stage_start = compiling(what), self.clock()
             self._compiling = running or f"running {what}"
+            self._pending = None if self.tty else self._text
+
+    def _print_pending(self) -> None:
+        with self._lock:
+            due = self._pending is not None and self.clock() - self._stage_start >= DEFER_S
+            text, self._pending = (self._pending, None) if due else (None, self._pending)
+        if text is not None:
+            self._line(f"{self.name}: {text} ...")
 
     def _cache_hit(self) -> None:
         self._compiled_as("compiled program loaded from the cache")
@@ -158,7 +169,7 @@ class Spinner:
         with self._lock:
             if self._compiling is None:
                 return
-            self._text, self._compiling = f"{self._compiling} ({note})", None
+            self._text, self._compiling, self._pending = f"{self._compiling} ({note})", None, None
         if not self.tty:
             self._line(f"{self.name}: {self._text} ...")
 
