@@ -65,6 +65,18 @@ def test_resumed_bar_counts_from_the_stored_cases():
     bar.close()
 
 
+def test_bar_without_a_total_reports_the_measured_rate():
+    """Among several processes a bar counts this process's cases only: no total, no remaining time."""
+    clock = Clock()
+    bar = Bar("sweep (process 2/3)", None, "case", stream=io.StringIO(), clock=clock, first="compiling",
+              batch="chunk")
+    for now in (40.0, 44.0, 48.0):
+        clock.now = now
+        bar.update(16)
+    assert bar.remaining_s() is None and bar.status() == "0.25 s/case after the compile"
+    bar.close()
+
+
 def test_disabled_progress_writes_nothing_and_starts_no_thread():
     stream = Terminal()
     with Spinner("quiet", enabled=False, stream=stream) as spin:

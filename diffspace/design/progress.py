@@ -264,11 +264,13 @@ class Bar:
             loaded = self._log is not None and self._log.hits
             first = f"running the first {self.batch} (compiled program loaded from the cache)" if loaded else self.first
             return f"{first} {self.clock() - self._start:.0f} s"
-        remaining = self.remaining_s()
-        if remaining is None:
+        per_item = self.seconds_per_item()
+        if per_item is None:
             first = self._times[0][0] - self._start
             return f"first {self.batch} took {first:.1f} s with the compile; timing the next"
-        return f"about {_clock(remaining)} left at {self.seconds_per_item():.3g} s/{self.unit} after the compile"
+        rate = f"{per_item:.3g} s/{self.unit} after the compile"
+        remaining = self.remaining_s()
+        return rate if remaining is None else f"about {_clock(remaining)} left at {rate}"
 
     def _stop_listening(self) -> None:
         if self._log is not None:
