@@ -61,7 +61,7 @@ def _wait_for_own_cases(process: subprocess.Popen, count: int) -> None:
     seen, deadline = "", time.time() + 300
     while time.time() < deadline:
         seen += os.read(process.stderr.fileno(), 4096).decode(errors="replace")
-        counts = [int(c) for c in re.findall(r"(\d+)case", seen)]
+        counts = [int(c) for c in re.findall(r"(\d+) ?case", seen)]
         if counts and max(counts) >= count:
             return
     raise AssertionError(f"the process did not compute {count} cases: {seen[-300:]}")
