@@ -176,3 +176,34 @@ def test_an_internal_error_is_one_line_not_a_traceback(monkeypatch, capsys):
     monkeypatch.setenv("DIFFSPACE_TRACEBACK", "1")
     with pytest.raises(IndexError):
         main(["run", str(CONFIGS / "impact_airtable.toml"), "--out", "/tmp/diffspace-internal-error"])
+
+
+def test_sweep_over_a_prismatic_joint_of_the_users_arm(tmp_path):
+    """A batched sweep traces the scenario (its robot arrays become tracers): the design keys must still resolve
+    (they did not: the joint bounds were read from the traced limits). The prismatic joint's axis is in metres and
+    lands in the params as metres."""
+    path = _arm6(tmp_path)
+    config = tmp_path / "sweep.toml"
+    config.write_text(f'''[robot]
+path = "{path}"
+[ejection]
+mode = "space"
+attitude = [0, 30, 0.0, -60, 40, 20]
+locked_joints = []
+[simulation]
+n_save = 11
+[sweep]
+method = "grid"
+chunk_size = 2
+outputs = ["separation_velocity_m_s", "joint3_change_at_separation_m"]
+[sweep.axes]
+"ejection.attitude[2]" = [0.0, 0.1]
+''')
+    assert main(["sweep", str(config), "--out", str(tmp_path / "out"), "--quiet"]) == 0
+    rows = (tmp_path / "out" / "results.csv").read_text().splitlines()
+    header = rows[0].split(",")
+    assert len(rows) == 3 and "ejection.attitude[2]" in header
+    values = [float(r.split(",")[header.index("ejection.attitude[2]")]) for r in rows[1:]]
+    assert values == [0.0, 0.1]
+    statuses = [r.split(",")[header.index("status")] for r in rows[1:]]
+    assert all(s in ("ok", "not_settled") for s in statuses), statuses

@@ -107,9 +107,15 @@ class ResultDir:
     def __exit__(self, kind, value, traceback) -> bool:
         if kind is None:
             self._commit()
-        elif self.command not in RESUMABLE or not issubclass(kind, (KeyboardInterrupt, SystemExit)):
+        elif not self._holds_finished_chunks():
             shutil.rmtree(self.partial, ignore_errors=True)
         return False
+
+    def _holds_finished_chunks(self) -> bool:
+        """Whether a failed or interrupted resumable command leaves chunks to resume from (kept whatever ended
+        it: an error after the last chunk, e.g. in writing the report, must not cost the campaign)."""
+        store = self.partial / "store"
+        return self.command in RESUMABLE and store.is_dir() and any(store.iterdir())
 
     def _write_manifest(self, directory: Path) -> None:
         manifest = {"command": self.command, "scenario": self.scenario, "config_hash": self.digest,

@@ -129,6 +129,8 @@ class Ejection(AbstractScenario):
     measurement_std: tuple[float, ...] = eqx.field(static=True)  # velocity, angular rate, angle, travel
     locked: tuple[int, ...] = eqx.field(static=True)  # 0-based
     plane_default_locked: tuple[int, ...] = eqx.field(static=True)  # 0-based: joints leaving the air-table plane
+    joint_bounds: tuple[tuple[float, float], ...] = eqx.field(static=True)  # design bounds, config units (host
+    # data: design_space() runs while a batched scenario's robot arrays are traced)
     mode: str = eqx.field(static=True)
     friction_model: str = eqx.field(static=True)
     method: str = eqx.field(static=True)
@@ -159,7 +161,7 @@ class Ejection(AbstractScenario):
         std = (m["velocity_std_m_s"], m["angular_rate_std_deg_s"], m["angle_std_deg"], m["travel_std_m"])
         return cls(robot=robot, params=params, rail_axis=jnp.asarray(ej["rail_axis"], dtype=float),
                    settings=settings, measurement_std=std, locked=locked,
-                   plane_default_locked=plane_default,
+                   plane_default_locked=plane_default, joint_bounds=_joint_bounds(robot),
                    mode=ej["mode"], friction_model=fr["model"], method=ej["method"], limits=ej["limits"])
 
     @property
@@ -210,15 +212,10 @@ class Ejection(AbstractScenario):
 
     def design_space(self) -> tuple[Parameter, ...]:
         robot = self.robot
-        lower, upper = joint_values_to_config(robot, robot.lower), joint_values_to_config(robot, robot.upper)
-        joints = []
-        for i in range(robot.n_joints):
-            unit = joint_unit(robot, i)
-            bound = UNLIMITED_BOUNDS[unit]
-            joints.append(Parameter(f"ejection.attitude[{i}]", float(lower[i]) if np.isfinite(lower[i]) else -bound,
-                                    float(upper[i]) if np.isfinite(upper[i]) else bound, unit, "attitude", index=i,
-                                    help=f"joint {i + 1} ({robot.joint_names[i]})"))
-        return tuple(joints) + SCALAR_PARAMETERS
+        joints = tuple(Parameter(f"ejection.attitude[{i}]", lower, upper, joint_unit(robot, i), "attitude", index=i,
+                                 help=f"joint {i + 1} ({robot.joint_names[i]})")
+                       for i, (lower, upper) in enumerate(self.joint_bounds))
+        return joints + SCALAR_PARAMETERS
 
     def metrics(self, params: EjectionParams) -> dict:
         outcome = self.simulate(params)
@@ -251,6 +248,17 @@ class Ejection(AbstractScenario):
         from .data import read_ejection_data
 
         return read_ejection_data(self, path)
+
+
+def _joint_bounds(robot) -> tuple[tuple[float, float], ...]:
+    """Each joint's design bounds in config units: its limits, or +-180 deg / +-1 m where it has none."""
+    lower, upper = joint_values_to_config(robot, robot.lower), joint_values_to_config(robot, robot.upper)
+    bounds = []
+    for i in range(robot.n_joints):
+        unlimited = UNLIMITED_BOUNDS[joint_unit(robot, i)]
+        bounds.append((float(lower[i]) if np.isfinite(lower[i]) else -unlimited,
+                       float(upper[i]) if np.isfinite(upper[i]) else unlimited))
+    return tuple(bounds)
 
 
 def _locked_joints(ejection: dict, n_joints: int, plane_default: tuple[int, ...]) -> tuple[int, ...]:
