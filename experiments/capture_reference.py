@@ -13,14 +13,12 @@ Run: ``python experiments/capture_reference.py``
 from __future__ import annotations
 
 import json
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from capture_comparison import CASES, SCALARS, VECTORS, diffspace_numbers, reference_numbers, relative_differences
+from references.capture_comparison import CASES, SCALARS, VECTORS, diffspace_numbers, reference_numbers, relative_differences
 
 OUT = Path(__file__).resolve().parent / "results" / "capture_reference"
 TIGHT, LOOSE = (1e-12, 1e-14), (1e-10, 1e-12)

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -25,11 +24,10 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
-from closing_reference import FAST_CASE, ClosingCase, ClosingReference, compare, diffspace_closing
-from free_floating_reference import FloatingCase, FloatingReference, diffspace_floating
-from free_floating_reference import compare as compare_floating
-from virtual_spring_reference import IMPACT_KEYS, SMALL_SNARE, diffspace_strikes, strike_deviations, write_configs
+from references.closing_reference import FAST_CASE, ClosingCase, ClosingReference, compare, diffspace_closing
+from references.free_floating_reference import FloatingCase, FloatingReference, diffspace_floating
+from references.free_floating_reference import compare as compare_floating
+from references.virtual_spring_reference import IMPACT_KEYS, SMALL_SNARE, diffspace_strikes, strike_deviations, write_configs
 
 OUT = ROOT / "experiments" / "results" / "closing_reference"
 CONFIGS = ROOT / "configs"

@@ -11,7 +11,6 @@ Writes ``experiments/results/deployment_reference/``: ``summary.json``, ``table.
 from __future__ import annotations
 
 import json
-import sys
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -23,8 +22,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
-from mast_reference import (
+from references.mast_reference import (
     MastDynamics,
     MastSpec,
     TrapezoidDrive,

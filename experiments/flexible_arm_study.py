@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 import time
 from pathlib import Path
 
@@ -42,8 +41,7 @@ from diffspace.scenarios.flexible_arm.results import angle_differences
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "experiments" / "results" / "flexible_arm"
 CONFIG = DATA_DIR / "flexible_arm.toml"
-sys.path.insert(0, str(ROOT / "tests"))
-from segmented_beam import ArmParameters, converged_peaks
+from references.segmented_beam import ArmParameters, converged_peaks
 
 # (first frequency Hz, damping ratio, torque amplitude N m) compared with the segmented beam
 REFERENCE_CASES = ((5.0, 0.03, 0.5), (3.0, 0.05, 0.5), (8.0, 0.03, 0.5), (2.0, 0.03, 0.25), (5.0, 0.03, 1.0),

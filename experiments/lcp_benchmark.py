@@ -22,8 +22,7 @@ import numpy as np
 import diffspace  # noqa: F401  (float64)
 from diffspace.contact import lemke
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from lcp_reference import lemke_numpy  # noqa: E402
+from references.lcp_reference import lemke_numpy  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "unilateral"
 

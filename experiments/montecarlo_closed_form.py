@@ -16,15 +16,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from test_montecarlo_ejection import METRIC, closed_form, locked_campaign_config, locked_mass
+from references.locked_ejection import METRIC, closed_form, locked_campaign_config, locked_mass
 
 from diffspace.app.cli import main
 

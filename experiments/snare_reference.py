@@ -11,7 +11,6 @@ Writes ``experiments/results/snare_reference/``: ``summary.json``, ``table.md``,
 from __future__ import annotations
 
 import json
-import sys
 import time
 from pathlib import Path
 
@@ -22,8 +21,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests"))
-from rope_reference import (
+from references.rope_reference import (
     PAPER,
     Chain,
     chain_direction,

@@ -34,9 +34,7 @@ import diffspace  # noqa: F401  (float64)
 from diffspace.io.packaged import DATA_DIR
 from diffspace.scenarios import load_scenario
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-import unilateral_reference as reference  # noqa: E402
+from references import unilateral_reference as reference  # noqa: E402
 from lcp_benchmark import benchmark  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "unilateral"

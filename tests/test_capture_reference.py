@@ -13,7 +13,7 @@ config's tolerances (rtol 1e-10, atol 1e-12) every compared quantity within 1.7e
 
 import numpy as np
 import pytest
-from capture_comparison import (
+from references.capture_comparison import (
     CASES,
     CONFIG,
     diffspace_numbers,
@@ -21,7 +21,7 @@ from capture_comparison import (
     relative_differences,
     resolved_config,
 )
-from capture_reference_model import CHI, CaptureReference, rotation
+from references.capture_reference_model import CHI, CaptureReference, rotation
 from scipy.integrate import quad
 from scipy.optimize import brentq
 

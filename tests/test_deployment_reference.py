@@ -18,7 +18,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 import scipy.linalg
-from mast_reference import (
+from references.mast_reference import (
     MastDynamics,
     MastSpec,
     TrapezoidDrive,

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from scipy.optimize import brentq
 from scipy.spatial.transform import Rotation
-from segmented_beam import ArmParameters, converged_peaks
+from references.segmented_beam import ArmParameters, converged_peaks
 
 from diffspace.bodies import ModalLink, Multibody, RigidBodies
 from diffspace.integrate import Stabilization

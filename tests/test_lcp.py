@@ -5,7 +5,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from lcp_reference import enumerate_lcp, enumerate_lcp_exact, lemke_numpy
+from references.lcp_reference import enumerate_lcp, enumerate_lcp_exact, lemke_numpy
 
 from diffspace.contact import lemke
 from diffspace.contact.lcp import MIN_DIGITS_BOUND, basis_solution

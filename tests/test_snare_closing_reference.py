@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from closing_reference import (
+from references.closing_reference import (
     FAST_CASE,
     ClosingCase,
     ClosingReference,

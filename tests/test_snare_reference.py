@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from rope_reference import (
+from references.rope_reference import (
     PAPER,
     Chain,
     RopeStatics,

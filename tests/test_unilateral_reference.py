@@ -15,7 +15,7 @@ import json
 import jax
 import numpy as np
 import pytest
-import unilateral_reference as reference
+from references import unilateral_reference as reference
 
 from diffspace.io.packaged import DATA_DIR
 from diffspace.scenarios import load_scenario

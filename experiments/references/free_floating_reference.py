@@ -21,9 +21,9 @@ from pathlib import Path
 
 import numpy as np
 import pinocchio as pin
-from capture_reference_model import quat_rate, rotation, unit
+from .capture_reference_model import quat_rate, rotation, unit
 from scipy.integrate import solve_ivp
-from unilateral_reference import read_config
+from .unilateral_reference import read_config
 
 
 @dataclass(frozen=True)

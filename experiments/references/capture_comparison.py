@@ -6,14 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-from capture_reference_model import CaptureReference
+from .capture_reference_model import CaptureReference
 
 from diffspace.design import simulate_default
 from diffspace.core.dynamics import frame_jacobian
 from diffspace.io.config import apply_overrides, read_toml
 from diffspace.scenarios import load_scenario, resolve_config
 
-CONFIG = Path(__file__).resolve().parents[1] / "configs" / "capture.toml"
+CONFIG = Path(__file__).resolve().parents[2] / "configs" / "capture.toml"
 CASES = {  # name -> config overrides (--set syntax) on configs/capture.toml
     "default": [],
     "fast_oblique": ["capture.approach_speed_m_s=0.2", "capture.approach_angles_deg=[20.0, -15.0]"],

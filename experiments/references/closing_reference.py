@@ -43,10 +43,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from rope_reference import Chain, RopeStatics, wrap
+from .rope_reference import Chain, RopeStatics, wrap
 from scipy.integrate import solve_ivp
 from scipy.optimize import brentq
-from unilateral_reference import read_config
+from .unilateral_reference import read_config
 
 FAST_CASE = {"rope.n_sections": 8, "rope.axial_rigidity_N": 5000.0, "drive.start_angle_deg": 40.0,
              "drive.final_angle_deg": 58.0, "drive.duration_s": 0.2, "closing.end_time_s": 0.2,

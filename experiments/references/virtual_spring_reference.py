@@ -29,10 +29,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from rope_reference import Chain, RopeStatics, chain_direction
+from .rope_reference import Chain, RopeStatics, chain_direction
 from scipy.integrate import quad, solve_ivp
 from scipy.optimize import brentq
-from unilateral_reference import read_config
+from .unilateral_reference import read_config
 
 SMALL_SNARE = {"strike.mass_source": "value", "strike.node": 3, "rope.n_sections": 6, "rope.axial_rigidity_N": 5e3,
                "virtual_spring.n_depths": 8, "virtual_spring.max_depth_m": 0.02, "virtual_spring.degree": 3}

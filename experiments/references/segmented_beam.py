@@ -27,11 +27,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import pytest
 from scipy.integrate import solve_ivp
 from scipy.optimize import brentq
 
-pin = pytest.importorskip("pinocchio")
+import pinocchio as pin
 
 BASE_DOFS = 3  # x, y, yaw
 ARM_JOINTS = (3, 4)  # velocity indices of joints 1 and 2

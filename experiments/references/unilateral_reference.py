@@ -26,9 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import pytest
 
-pin = pytest.importorskip("pinocchio")
+import pinocchio as pin
 
 SEPARATED, STICK, SLIP_POSITIVE, SLIP_NEGATIVE = 0, 1, 2, 3  # the scenario's mode codes (sliding along +x: 2)
 
