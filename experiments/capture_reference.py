@@ -1,7 +1,7 @@
 """The capture scenario against an independent model of the same system (Pinocchio ABA arm, NumPy target and
-contact law, SciPy DOP853 with event location; tests/capture_reference_model.py).
+contact law, SciPy DOP853 with event location; experiments/references/capture_reference_model.py).
 
-For every case of tests/capture_comparison.py (approach speeds 0.01-0.2 m/s, oblique approaches, a moving
+For every case of experiments/references/capture_comparison.py (approach speeds 0.01-0.2 m/s, oblique approaches, a moving
 target, four damping laws, held / free / partly free joints): the reference at rtol 1e-12 / atol 1e-14 (and
 at 1e-10 / 1e-12, its own convergence), diffspace at the config's tolerances (rtol 1e-10, atol 1e-12) and at
 1e-12 / 1e-14, and the relative differences ``|a - b| / |b|`` (norms for vectors) to the tight reference.

@@ -1,11 +1,11 @@
 """Independent references for three scenarios, each against a model that shares no code with diffspace:
 
-* snare_closing: tests/closing_reference.py (planar NumPy ropes, same discretisation, SciPy RK45) on the
+* snare_closing: experiments/references/closing_reference.py (planar NumPy ropes, same discretisation, SciPy RK45) on the
   fast case of the tests and on configs/snare_closing.toml;
-* free_floating: tests/free_floating_reference.py (Pinocchio ABA on the same URDF, SciPy DOP853) on
+* free_floating: experiments/references/free_floating_reference.py (Pinocchio ABA on the same URDF, SciPy DOP853) on
   configs/free_floating.toml at the shipped tolerance and at rtol 1e-12;
-* capture_snare: tests/virtual_spring_reference.py (two-body virtual-spring impact by SciPy with events,
-  elastic closed forms, the chain of tests/rope_reference.py fitted independently) on
+* capture_snare: experiments/references/virtual_spring_reference.py (two-body virtual-spring impact by SciPy with events,
+  elastic closed forms, the chain of experiments/references/rope_reference.py fitted independently) on
   configs/capture_snare_optimize.toml at the optimiser's nodes and three speeds, and with a virtual damper.
 
     python experiments/closing_reference.py            (about 30 min on 2 cores; --quick: fast cases, printed)

@@ -1,4 +1,4 @@
-"""The deploying mast against an independent model (tests/mast_reference.py: rigid modules and segmented
+"""The deploying mast against an independent model (experiments/references/mast_reference.py: rigid modules and segmented
 Timoshenko tubes in Pinocchio, integrated by SciPy's Radau): first natural frequency of schemes 1 and 3 and the
 residual vibration after the paper's trapezoidal 90 deg / 6.1 s drive.
 

@@ -13,7 +13,7 @@ Writes ``experiments/results/flexible_arm/``: ``study.json`` and PNG plots.
 4. wall time of the 5 s run in each formulation (first call = compile + run, then the median of 3 runs);
    the machine is shared with other jobs, so the load is recorded next to the timings;
 5. the mass centre of the whole system (deflection included) with and without the momentum rows;
-6. agreement with an independent segmented beam (``tests/segmented_beam.py``: Pinocchio + SciPy Radau, 8/16/32
+6. agreement with an independent segmented beam (``experiments/references/segmented_beam.py``: Pinocchio + SciPy Radau, 8/16/32
    segments, Richardson-extrapolated) for several frequencies, damping ratios and torque amplitudes, with the
    paper's one mode (2 modal coordinates) and with three in-plane bending modes (6 coordinates).
 """

@@ -1,4 +1,4 @@
-"""The snare rope's statics against independent models (tests/rope_reference.py): diffspace's 30-section rope
+"""The snare rope's statics against independent models (experiments/references/rope_reference.py): diffspace's 30-section rope
 (configs/snare_capture.toml, clamped ends, k_tor = 1.5532 N m/rad) vs the same discretisation solved
 independently, and vs the planar extensible elastica (EI = k_tor l, rigid clamps) with a convergence study of
 the independent chain.

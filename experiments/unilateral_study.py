@@ -1,5 +1,5 @@
 """Unilateral-contact study: the paper's acceleration-level LCP vs the velocity-level (impulse) time stepping
-on the planar floating-base arm, both against the independent reference of tests/unilateral_reference.py
+on the planar floating-base arm, both against the independent reference of experiments/references/unilateral_reference.py
 (Pinocchio, NumPy controller, Stewart-Trinkle stepper by contact-mode enumeration), the landing impact's
 penetration vs the step, gradient checks through the LCPs, first-order convergence of the momentum balance,
 and the Lemke benchmark (experiments/lcp_benchmark.py).
@@ -129,7 +129,7 @@ def momentum_convergence(quick: bool) -> dict:
 
 
 def reference_agreement(quick: bool) -> dict:
-    """Largest differences to the independent reference (tests/unilateral_reference.py) per case, for the
+    """Largest differences to the independent reference (experiments/references/unilateral_reference.py) per case, for the
     velocity level at 10 ms and the acceleration level at 10 and 5 ms."""
     out = {}
     for case, overrides in REFERENCE_CASES.items():

@@ -31,7 +31,7 @@ feels minus the sum: ``m_s p'' = -sum F n``.
 
 **Outputs.** Ring torque ``tau = -sum_k e_z . (B_k x f_{B,k})`` with ``f_B`` the rope's internal plus contact
 force on the rotating-ring node; drive work ``W' = -sum_k f_{B,k} . v_{B,k}``; contact impulse on the
-shaft. Initial shapes: static equilibrium at ``psi(0)`` (tests/rope_reference.py's chain, Newton from the
+shaft. Initial shapes: static equilibrium at ``psi(0)`` (experiments/references/rope_reference.py's chain, Newton from the
 outward arc). Closing angle: the ring angle at which rope 0's static shape leaves a circle of the shaft's
 radius about the axis (axis-to-polyline distance minus the rope radius). Integration: SciPy ``solve_ivp``.
 """

@@ -8,7 +8,7 @@ theta_dot]`` (base twist in base axes): Pinocchio's free-flyer conventions. With
 .. math:: \dot v = \mathrm{ABA}(q, v, [0_6; \tau]),\qquad \tau_j = A_j \sin(2\pi t / T) - c\,\dot\theta_j,
 
 ``dp_B/dt = R_B v_B``, ``dquat/dt = 1/2 quat (x) [w_B, 0]``, ``dtheta/dt = theta_dot``
-(tests/capture_reference_model.py's quaternion helpers). Integrated by ``solve_ivp`` (DOP853); the
+(experiments/references/capture_reference_model.py's quaternion helpers). Integrated by ``solve_ivp`` (DOP853); the
 quaternion is normalised where it is used (the integrated one stays unit to the solver's tolerance).
 End effector: ``oMf`` of the configured frame after ``framesForwardKinematics``.
 """

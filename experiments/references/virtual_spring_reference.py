@@ -18,7 +18,7 @@ separately, so the masses-in-series reduction is part of what is checked.
 ``2 int_0^delta_m d delta / sqrt(v^2 - 2 P / m)``, evaluated with ``delta = delta_m (1 - u^2)`` (which removes
 the square-root end singularity) by Gauss-Kronrod quadrature.
 
-**Fit** (Section 3.2, step (1)): static pressing forces ``F_c`` at depths ``delta_k`` (tests/rope_reference.py's
+**Fit** (Section 3.2, step (1)): static pressing forces ``F_c`` at depths ``delta_k`` (experiments/references/rope_reference.py's
 chain), the points up to the first one above ``F_A`` (and at least ``p + 1`` points), least squares
 ``F_c = sum_j a_j delta^j`` without constant term (columns scaled to unit maximum).
 """
@@ -134,7 +134,7 @@ def fit_polynomial(depths, forces, degree: int, max_force: float) -> tuple[np.nd
 
 
 def snare_fit(snare_cfg: dict, node: int) -> dict:
-    """The virtual spring of 1-based ``node`` from the independent chain (tests/rope_reference.py) of a snare
+    """The virtual spring of 1-based ``node`` from the independent chain (experiments/references/rope_reference.py) of a snare
     config's rope (``k_tor`` per node, so ``EI = k_tor l``; rest bend towards the ring centre; clamps along the
     pinned end sections if clamped): pressing forces along the outward normal at the configured depths and
     their polynomial (:func:`fit_polynomial`)."""
