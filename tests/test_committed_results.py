@@ -1,4 +1,5 @@
-"""The committed results reproduce: rerunning the shipped configs gives the numbers in experiments/results/ to
+"""The committed results reproduce: rerunning the shipped configs gives the numbers in experiments/results/ (ejection
+study, flexible-arm paper example, unilateral press-and-slide time series) to
 1e-10 relative (a refactoring that changes a result shows up here; a change of the physics regenerates the
 results with the experiment script and says so in its commit).
 
@@ -64,3 +65,17 @@ def test_flexible_arm_paper_example_reproduces(tmp_path):
     fresh = json.loads((tmp_path / "arm" / "summary.json").read_text())
     committed = json.loads((RESULTS / "flexible_arm" / "study.json").read_text())["paper_example"]["summary"]
     _assert_same(fresh, committed)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1800)
+def test_unilateral_press_slide_reproduces(tmp_path):
+    """The unilateral study's default press-and-slide task (``experiments/unilateral_study.py``): every state
+    and contact-force sample of the shipped config."""
+    out = tmp_path / "press"
+    assert main(["run", str(ROOT / "configs" / "unilateral_contact.toml"), "--out", str(out), "--quiet"]) == 0
+    for name in ("states.npz", "steps.npz"):
+        fresh, committed = np.load(out / name), np.load(RESULTS / "unilateral" / "press_slide" / name)
+        assert set(committed.files) <= set(fresh.files), name
+        for key in committed.files:
+            np.testing.assert_allclose(fresh[key], committed[key], rtol=1e-10, atol=1e-12, err_msg=f"{name}:{key}")
