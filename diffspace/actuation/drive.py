@@ -1,42 +1,46 @@
 r"""Differentiable drive profiles ``q(t)`` for a driven coordinate (a snare's rotating ring, a manipulator joint).
 
-Every profile is an :class:`equinox.Module` whose array fields are the parameters one may optimise (angles,
+Every profile is an ``equinox.Module`` whose array fields are the parameters one may optimise (angles,
 times); it defines the angle ``q(t)`` and inherits the rate ``q'(t)`` and acceleration ``q''(t)`` as exact
 forward-mode derivatives (``jax.jvp`` in ``t``), so rates can never disagree with angles. All profiles start
 and end at rest and hold their end values outside the motion interval (``q' = 0`` there), so a simulation
 may run past the end of the motion. Units are the caller's (rad and s in this package).
 
-* :class:`RestToRest`: the quintic minimum-jerk move (Flash & Hogan 1985) from ``q_0`` to ``q_1`` starting at
+* ``RestToRest``: the quintic minimum-jerk move (Flash & Hogan 1985) from ``q_0`` to ``q_1`` starting at
   ``t_0`` and lasting ``T``. With ``tau = clip((t - t_0) / T, 0, 1)``
 
-  .. math:: q = q_0 + (q_1 - q_0)\,s(\tau),\quad s = 10\tau^3 - 15\tau^4 + 6\tau^5,
+  $$
+  q = q_0 + (q_1 - q_0)\,s(\tau),\quad s = 10\tau^3 - 15\tau^4 + 6\tau^5,
+  $$
 
   ``s' = 30 tau^2 (1 - tau)^2``, ``s'' = 60 tau (1 - tau)(1 - 2 tau)``: angle, rate and acceleration are
   continuous everywhere and the rate and acceleration vanish at both ends. Peak rate ``15 (q_1 - q_0) / (8 T)``
   at ``tau = 1/2``, peak acceleration ``10 / sqrt(3) (q_1 - q_0) / T^2`` at ``tau = (3 -+ sqrt(3)) / 6``.
-* Point-to-point laws (:class:`PointToPoint`: ``q = q_0 + (q_1 - q_0) s(tau)``, ``tau = (t - t_0) / T``,
+* Point-to-point laws (``PointToPoint``: ``q = q_0 + (q_1 - q_0) s(tau)``, ``tau = (t - t_0) / T``,
   ``s(0) = 0``, ``s(1) = 1``, held outside ``[0, 1]``; at ``tau = 0`` and ``1`` rate and acceleration are the
   one-sided values inside the move). With ``h = q_1 - q_0``:
 
-  - :class:`RestToRest` (quintic, above; the mast paper's Eq. (49) ``theta_q``): peak rate ``1.875 h / T``.
-  - :class:`Cubic` (Eq. (49) ``theta_c``): ``s = 3 tau^2 - 2 tau^3``, rest at both ends but the acceleration
+  - ``RestToRest`` (quintic, above; the mast paper's Eq. (49) ``theta_q``): peak rate ``1.875 h / T``.
+  - ``Cubic`` (Eq. (49) ``theta_c``): ``s = 3 tau^2 - 2 tau^3``, rest at both ends but the acceleration
     jumps to ``+-6 h / T^2`` at the start and end; peak rate ``1.5 h / T``.
-  - :class:`Cycloidal` (Eq. (50), the paper's "pendulum" law): ``s = tau - sin(2 pi tau) / (2 pi)``, zero
+  - ``Cycloidal`` (Eq. (50), the paper's "pendulum" law): ``s = tau - sin(2 pi tau) / (2 pi)``, zero
     rate and acceleration at both ends; peak rate ``2 h / T``, peak acceleration ``2 pi h / T^2``.
-  - :class:`Trapezoid` (trapezoidal rate, Eq. (47)): constant acceleration during ramps of length ``t_r``,
+  - ``Trapezoid`` (trapezoidal rate, Eq. (47)): constant acceleration during ramps of length ``t_r``,
     cruise rate ``h / (T - t_r)`` (the paper: 90 deg in 6.1 s with 0.1 s ramps, 15 deg/s):
     ``s = v tau^2 / (2 r)`` for ``tau < r``, ``v (tau - r / 2)`` in the cruise, ``1 - v (1 - tau)^2 / (2 r)``
     for ``tau > 1 - r``, with ``r = t_r / T`` and ``v = 1 / (1 - r)``.
-  - :class:`BSpline` (for optimisation): a clamped cubic B-spline in ``tau`` on uniform knots whose control
+  - ``BSpline`` (for optimisation): a clamped cubic B-spline in ``tau`` on uniform knots whose control
     polygon is ``[q_0, q_0, q_0, p_1, ..., p_K, q_1, q_1, q_1]``. The three repeated end points build the
     boundary conditions in: ``q(0) = q_0``, ``q(1) = q_1`` and zero rate and acceleration at both ends (the
     spline's end derivatives are multiples of ``P_1 - P_0`` and ``P_2 - 2 P_1 + P_0``), whatever the free
-    interior points ``p_k`` (C2 inside; :meth:`BSpline.fit` gives the points approximating another law).
-* :class:`Tabulated`: knot times ``t_k`` (strictly increasing) and values ``q_k``, joined by the monotone
+    interior points ``p_k`` (C2 inside; ``BSpline.fit`` gives the points approximating another law).
+* ``Tabulated``: knot times ``t_k`` (strictly increasing) and values ``q_k``, joined by the monotone
   piecewise-cubic Hermite interpolant (Fritsch & Carlson 1980; slopes of Fritsch & Butland 1984 as in
   SciPy's PCHIP): on ``[t_k, t_{k+1}]`` with ``h_k = t_{k+1} - t_k``, ``u = (t - t_k) / h_k``,
 
-  .. math:: q = h_{00}(u) q_k + h_{10}(u) h_k m_k + h_{01}(u) q_{k+1} + h_{11}(u) h_k m_{k+1},
+  $$
+  q = h_{00}(u) q_k + h_{10}(u) h_k m_k + h_{01}(u) q_{k+1} + h_{11}(u) h_k m_{k+1},
+  $$
 
   ``h_00 = 2u^3 - 3u^2 + 1``, ``h_10 = u^3 - 2u^2 + u``, ``h_01 = -2u^3 + 3u^2``, ``h_11 = u^3 - u^2``. Interior
   slopes: with secants ``d_k = (q_{k+1} - q_k) / h_k``, ``m_k = 0`` where ``d_{k-1} d_k <= 0`` (a local
@@ -58,7 +62,7 @@ from jaxtyping import Array, ArrayLike, Float
 
 
 class Drive(eqx.Module):
-    """A drive profile: subclasses define :meth:`angle`; rate and acceleration are its exact derivatives."""
+    """A drive profile: subclasses define ``angle``; rate and acceleration are its exact derivatives."""
 
     @abc.abstractmethod
     def angle(self, t: Float[ArrayLike, ""]) -> Float[Array, ""]:
@@ -86,7 +90,7 @@ class Drive(eqx.Module):
 
 class PointToPoint(Drive):
     """Move from ``start`` to ``end`` during ``[start_time, start_time + duration]`` with the normalised shape
-    :meth:`shape` ``s(tau)`` (``s(0) = 0``, ``s(1) = 1``); subclasses define the shape."""
+    ``shape`` ``s(tau)`` (``s(0) = 0``, ``s(1) = 1``); subclasses define the shape."""
 
     start: Float[Array, ""]
     end: Float[Array, ""]
@@ -160,7 +164,7 @@ def _bspline_knots(n_points: int) -> np.ndarray:
 
 
 def bspline_basis(tau: Float[ArrayLike, ""], n_points: int) -> Float[Array, " P"]:
-    """The ``n_points + 6`` cubic B-spline basis functions (Cox-de Boor) of :class:`BSpline` at ``tau`` in
+    """The ``n_points + 6`` cubic B-spline basis functions (Cox-de Boor) of ``BSpline`` at ``tau`` in
     ``[0, 1]`` (the last span is closed, so ``tau = 1`` is inside)."""
     knots = _bspline_knots(n_points)
     tau = jnp.asarray(tau, float)

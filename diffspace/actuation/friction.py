@@ -1,23 +1,27 @@
 r"""Joint friction: hybrid stick-slip (events) and a smooth regularised model.
 
 **Hybrid** (the ejection paper's joint model, section 3): a joint is *stuck* (``slip_dir = 0``) and held by an
-exact constraint while the holding torque it must transmit satisfies :math:`|\tau_h| \le \tau_s` (static
-torque). When :math:`|\tau_h|` reaches :math:`\tau_s` it breaks loose in the direction
-:math:`d = -\mathrm{sign}(\tau_h)` and while slipping feels Coulomb plus viscous friction
+exact constraint while the holding torque it must transmit satisfies $|\tau_h| \le \tau_s$ (static
+torque). When $|\tau_h|$ reaches $\tau_s$ it breaks loose in the direction
+$d = -\mathrm{sign}(\tau_h)$ and while slipping feels Coulomb plus viscous friction
 
-.. math:: \tau_f = -\tau_c\, d - B\,\dot\theta .
+$$
+\tau_f = -\tau_c\, d - B\,\dot\theta .
+$$
 
-When its rate returns to zero it sticks again if the holding torque is below :math:`\tau_s`, otherwise it
+When its rate returns to zero it sticks again if the holding torque is below $\tau_s$, otherwise it
 reverses (``d -> -d``). Modes are data (a float array ``slip_dir`` in {-1, 0, +1}), so one jitted function
 serves every mode combination and batches under ``vmap``; transitions are Diffrax events.
 
 **Smooth**: a regularised Stribeck law with the same parameters,
 
-.. math:: \tau_f = -\big[\tau_c + (\tau_s - \tau_c)\,e^{-(\dot\theta/v_s)^2}\big]\tanh(\dot\theta/\varepsilon) - B\dot\theta,
-   \qquad v_s = 10\,\varepsilon,
+$$
+\tau_f = -\big[\tau_c + (\tau_s - \tau_c)\,e^{-(\dot\theta/v_s)^2}\big]\tanh(\dot\theta/\varepsilon) - B\dot\theta,
+\qquad v_s = 10\,\varepsilon,
+$$
 
-which converges to the hybrid model as :math:`\varepsilon \to 0` (sticking becomes creep at a rate
-:math:`O(\varepsilon)`, breakaway happens at :math:`\tau_s`, slipping friction tends to :math:`\tau_c`).
+which converges to the hybrid model as $\varepsilon \to 0$ (sticking becomes creep at a rate
+$O(\varepsilon)$, breakaway happens at $\tau_s$, slipping friction tends to $\tau_c$).
 """
 
 from __future__ import annotations
@@ -72,6 +76,6 @@ class JointFriction(eqx.Module):
     def stick_margin(self, holding_torque, rates, slip_dir) -> Float[Array, " n"]:
         """Per joint, a value that stays positive while its mode holds and crosses zero at its transition.
 
-        Stuck: :math:`\\tau_s - |\\tau_h|`; slipping in direction d: :math:`d\\,\\dot\\theta`.
+        Stuck: $\\tau_s - |\\tau_h|$; slipping in direction d: $d\\,\\dot\\theta$.
         """
         return jnp.where(slip_dir == 0, self.static_torque - jnp.abs(holding_torque), slip_dir * rates)

@@ -7,15 +7,15 @@ Impact in Space Operation Tasks", Aerospace 8:381):
 
 with ``n = 1.5`` (Hertz) by default. Writing ``lambda = chi * k / v0`` with ``v0`` the normal approach speed
 at the start of the contact gives ``F = k delta^n (1 + chi * delta_dot / v0)``; each law is a different map
-from the input restitution coefficient ``c`` to ``chi`` (see :data:`CHI_LAWS`). For every law of this family
+from the input restitution coefficient ``c`` to ``chi`` (see ``CHI_LAWS``). For every law of this family
 the output restitution ``e`` solves (energy balance of ``m v dv/d delta = -F``, integrated over a cycle)
 
     chi (1 + e) = ln((1 + chi) / (1 - chi e))
 
-independent of ``k``, ``n``, the mass and ``v0``; :func:`restitution_closed_form` solves it.
+independent of ``k``, ``n``, the mass and ``v0``; ``restitution_closed_form`` solves it.
 
 Kelvin-Voigt is the exception: ``F = k delta^n + D delta_dot`` with a linear dashpot (it needs the
-effective mass, see :class:`ContactLaw`).
+effective mass, see ``ContactLaw``).
 
 Every force is clamped at zero (never adhesive: a contact that would pull is released) and is exactly
 zero for ``delta <= 0``. Powers of ``delta`` use the double-``where`` pattern so that neither the value nor
@@ -88,7 +88,7 @@ CHI_LAWS = {
     "zhiying_qishao": _chi_zhiying_qishao,
 }
 LAWS = ("kelvin_voigt",) + tuple(CHI_LAWS)
-"""All law names accepted by :class:`ContactLaw` (``hertz`` = undamped)."""
+"""All law names accepted by ``ContactLaw`` (``hertz`` = undamped)."""
 
 
 def kelvin_voigt_damping_ratio(c: ArrayLike) -> Array:
@@ -97,7 +97,13 @@ def kelvin_voigt_damping_ratio(c: ArrayLike) -> Array:
     ``c = exp(-pi zeta / sqrt(1 - zeta^2))``  =>  ``zeta = -ln c / sqrt(pi^2 + ln^2 c)``. This is the classic
     spring-dashpot calibration (e.g. Tsuji, Tanaka & Ishida 1992, Powder Technol. 71:239). With a
     non-adhesive (clamped) force the actual restitution is higher; Schwager & Poeschel (2007, Granular
-    Matter 9:465) give the exact value, see :func:`kelvin_voigt_restitution_linear`.
+    Matter 9:465) give the exact value, see ``kelvin_voigt_restitution_linear``.
+
+    Args:
+        c: Restitution coefficient(s), in ``(0, 1]``.
+
+    Returns:
+        ``zeta``, with the shape of ``c``.
     """
     lnc = jnp.log(c)
     return -lnc / jnp.sqrt(jnp.pi**2 + lnc**2)
@@ -109,6 +115,12 @@ def kelvin_voigt_restitution_linear(zeta: float) -> float:
     The force ``m (w0^2 x + 2 beta v)`` vanishes at ``w t = pi - 2 alpha``, ``tan(alpha) = beta / w``,
     ``w = w0 sqrt(1 - zeta^2)``, where the speed is exactly ``v0 exp(-beta t)`` (Schwager & Poeschel 2007), so
     ``e = exp(-zeta (pi - 2 alpha) / sqrt(1 - zeta^2))``.
+
+    Args:
+        zeta: Damping ratio, ``0 <= zeta < 1``.
+
+    Returns:
+        The restitution coefficient ``e``.
     """
     s = math.sqrt(1.0 - zeta * zeta)
     alpha = math.atan(zeta / s)
@@ -116,8 +128,18 @@ def kelvin_voigt_restitution_linear(zeta: float) -> float:
 
 
 def restitution_closed_form(chi: float, tol: float = 1e-15) -> float:
-    """Output restitution ``e`` of ``F = k d^n (1 + chi d_dot / v0)``: the root of
-    ``chi (1 + e) - ln((1 + chi) / (1 - chi e)) = 0`` in ``(0, min(1, 1/chi))`` (bisection, float64)."""
+    """Output restitution ``e`` of ``F = k d^n (1 + chi d_dot / v0)``.
+
+    The root of ``chi (1 + e) - ln((1 + chi) / (1 - chi e)) = 0`` in ``(0, min(1, 1/chi))``, by bisection in
+    float64 (host side).
+
+    Args:
+        chi: Dimensionless damping ``chi = lambda v0 / k``; ``chi <= 0`` gives 1.
+        tol: Width of the final bracket.
+
+    Returns:
+        ``e``, independent of ``k``, ``n``, the mass and ``v0``.
+    """
     if chi <= 0.0:
         return 1.0
 
@@ -143,6 +165,17 @@ def hertz_stiffness(
     Paper Eq. (3): ``k = 4 / (3 pi (h1 + h2)) * sqrt(R1 R2 / (R1 + R2))`` with ``h_i = (1 - nu_i^2) / (pi E_i)``,
     which equals ``4/3 E* sqrt(R*)`` with ``1/E* = sum (1 - nu_i^2)/E_i`` and ``1/R* = 1/R1 + 1/R2``
     (Johnson, Contact Mechanics, 1985, ch. 4).
+
+    Args:
+        youngs1: Young's modulus of body 1 [Pa].
+        poisson1: Poisson's ratio of body 1.
+        radius1: Sphere radius of body 1 [m].
+        youngs2: Young's modulus of body 2 [Pa].
+        poisson2: Poisson's ratio of body 2.
+        radius2: Sphere radius of body 2 [m]; ``inf`` for a plane.
+
+    Returns:
+        ``k`` [N/m^1.5] (arguments broadcast).
     """
     h = (1.0 - jnp.asarray(poisson1) ** 2) / (jnp.pi * youngs1) + (1.0 - jnp.asarray(poisson2) ** 2) / (
         jnp.pi * youngs2
@@ -162,7 +195,7 @@ def safe_power(x: Float[Array, "*b"], n: ArrayLike) -> Float[Array, "*b"]:
 class AbstractContactLaw(eqx.Module):
     """A normal contact force ``F(delta, delta_dot; v0) >= 0`` (zero for ``delta <= 0``, never adhesive).
 
-    Concrete laws: :class:`ContactLaw` (named Hertz + damping laws), :class:`ChiLaw` (its canonical form)
+    Concrete laws: ``ContactLaw`` (named Hertz + damping laws), ``ChiLaw`` (its canonical form)
     and the snare's virtual spring. ``stiffness`` and ``exponent`` set the integrators' reference scales
     (``k delta^n``); ``release_indicator`` and ``force_rate_indicator`` are dimensionless event functions.
     """
@@ -200,10 +233,10 @@ class ContactLaw(AbstractContactLaw):
 
     Fields (arrays, differentiable): ``stiffness`` k [N/m^n], ``exponent`` n [-], ``restitution`` c (input
     coefficient, 0 < c <= 1), ``mass`` (effective mass [kg], only used by ``kelvin_voigt``). ``law`` (static):
-    one of :data:`LAWS`.
+    one of ``LAWS``.
 
     ``kelvin_voigt``: ``F = k delta^n + D delta_dot`` with ``D = 2 zeta sqrt(m k_eq)``, ``zeta`` from
-    :func:`kelvin_voigt_damping_ratio` and the secant stiffness ``k_eq = k delta_max^(n-1)`` at the
+    ``kelvin_voigt_damping_ratio`` and the secant stiffness ``k_eq = k delta_max^(n-1)`` at the
     undamped maximum indentation ``delta_max = ((n+1) m v0^2 / (2k))^(1/(n+1))`` (exact for n = 1). Unlike the
     other laws it is not zero at first touch (``F(0+) = D v0``), a known defect (paper, Section 1).
     """
@@ -253,7 +286,7 @@ class ContactLaw(AbstractContactLaw):
         return jnp.where(pos, value, 0.0)
 
     def canonical(self) -> "ContactLaw | ChiLaw":
-        """The same force as a :class:`ChiLaw` (Hunt-Crossley family) or ``self`` (Kelvin-Voigt).
+        """The same force as a ``ChiLaw`` (Hunt-Crossley family) or ``self`` (Kelvin-Voigt).
 
         Simulations trace the canonical form so that all Hunt-Crossley-family laws share one compiled
         program (the law name is static; ``chi(c)`` is an array computed outside the solve)."""
@@ -292,7 +325,7 @@ class ContactLaw(AbstractContactLaw):
 
     def force_rate_indicator(self, delta, delta_dot, delta_ddot, impact_speed):
         """Kelvin-Voigt: ``(k n delta^(n-1) delta_dot + D delta_ddot) / (k delta_max^(n-1) v0)`` (negative at
-        first touch: the force is largest at ``delta = 0+``); other laws: :meth:`ChiLaw.force_rate_indicator`."""
+        first touch: the force is largest at ``delta = 0+``); other laws: ``ChiLaw.force_rate_indicator``."""
         if self.law != "kelvin_voigt":
             return self.canonical().force_rate_indicator(delta, delta_dot, delta_ddot, impact_speed)
         _, v0s, d_max = self._kv_reference(impact_speed)
@@ -304,7 +337,7 @@ class ContactLaw(AbstractContactLaw):
 class ChiLaw(AbstractContactLaw):
     """Hunt-Crossley-family law given directly by ``chi``: ``F = max(0, k delta^n (1 + chi delta_dot / v0))``.
 
-    The canonical form of every :class:`ContactLaw` except Kelvin-Voigt (same methods)."""
+    The canonical form of every ``ContactLaw`` except Kelvin-Voigt (same methods)."""
 
     stiffness: Float[Array, ""]
     exponent: Float[Array, ""]

@@ -2,13 +2,17 @@ r"""Linear complementarity problems by Lemke's complementary pivoting, in JAX, w
 
 ``z, info = lemke(M, q)`` finds ``z`` with
 
-.. math:: w = M z + q,\qquad z \ge 0,\quad w \ge 0,\quad z^\top w = 0
+$$
+w = M z + q,\qquad z \ge 0,\quad w \ge 0,\quad z^\top w = 0
+$$
 
 (the LCP of eq. (20) of the unilateral-contact paper, ``xi = A eta + b``). Lemke's method [Lemke 1968;
 Cottle, Pang & Stone, *The Linear Complementarity Problem*, sec. 4.4] augments the system with an
 artificial variable ``z0`` and the covering vector ``d = 1``,
 
-.. math:: w - M z - d\, z_0 = q,
+$$
+w - M z - d\, z_0 = q,
+$$
 
 starts from the almost-complementary basis ``w`` with ``z0 = max(-q)`` entering, and then always lets the
 complement of the variable that just left enter the basis, until ``z0`` leaves (a solution) or the
@@ -16,7 +20,7 @@ entering column has no positive entry (*ray termination*: for a copositive-plus 
 the LCP has no solution). The ratio test is lexicographic (rows of ``[B^{-1} q, B^{-1}]`` divided by the
 pivot column, compared entry by entry), which makes ties safe: the method cannot cycle on degenerate
 problems. It solves every LCP with a P-matrix (unique solution), every feasible LCP with a positive
-semidefinite or copositive-plus ``M`` (the contact LCPs of :mod:`diffspace.contact.unilateral`) and
+semidefinite or copositive-plus ``M`` (the contact LCPs of ``diffspace.contact.unilateral``) and
 reports the others.
 
 Implementation: the tableau ``B^{-1}[I, -M, -d, q]`` has a fixed ``n x (2n + 2)`` shape; the pivots run in a
@@ -30,7 +34,7 @@ loop would pay ``max_pivots`` every time. The pivots run on the scaled problem (
 Acceptance (what ``converged`` means): the pivots only choose the complementary basis ``s``; the solution
 is then recomputed from the data on that basis, ``B x = q`` with ``B = diag(1 - s) - M diag(s)`` (basic
 ``z_i = x_i`` where ``s_i``, basic ``w_i = x_i`` elsewhere, the other member of each pair exactly 0, so
-``z.w = 0`` holds by construction), by an LU solve with partial pivoting (:func:`diffspace.core.linalg.lu_factor`:
+``z.w = 0`` holds by construction), by an LU solve with partial pivoting (``diffspace.core.linalg.lu_factor``:
 array loops, no LAPACK call, so batches of LCPs under ``vmap`` cannot hit jaxlib 0.10.2's thread-pool deadlock in
 batched LAPACK solves) and one step of iterative refinement ``x <- x + B^{-1}
 (q - B x)``, on the scaled problem (powers of two near ``max|M|`` and ``max|q|``: exact, and ``z``, ``w``
@@ -38,8 +42,10 @@ become comparable O(1) numbers). Its componentwise forward-error bound, the one 
 evaluates (Higham, *Accuracy and Stability of Numerical Algorithms*, ch. 7; ``n + 1`` covers the rounding
 of the residual itself),
 
-.. math:: |x - x^*| \le e = |B^{-1}| \left(|q - B x| + \gamma_{n+1} (|B||x| + |q|)\right),\qquad
-          \gamma_{n+1} = (n + 1)\,\epsilon
+$$
+|x - x^*| \le e = |B^{-1}| \left(|q - B x| + \gamma_{n+1} (|B||x| + |q|)\right),\qquad
+\gamma_{n+1} = (n + 1)\,\epsilon
+$$
 
 grows with the basis's conditioning, so the test is relative to the problem: the basis is accepted when
 every basic variable is non-negative up to its own bound and the pivots' resolution,
@@ -57,10 +63,12 @@ Gradients: at a solution with final complementary basis ``s`` (``s_i``: ``z_i`` 
 the basic variables solve ``B x = q`` with ``B = diag(1 - s) - M diag(s)`` (nonsingular: it is the last
 tableau's basis), ``z = s * x``. Differentiating ``w - M z = q`` with the basis fixed gives
 
-.. math:: dz = s \odot B^{-1} (dq + dM\, z),
+$$
+dz = s \odot B^{-1} (dq + dM\, z),
+$$
 
 the implicit-function derivative of the active-set linear system (an LU of ``B``,
-:func:`diffspace.core.linalg.general_solve`). It is defined as one ``jax.custom_jvp``
+``diffspace.core.linalg.general_solve``). It is defined as one ``jax.custom_jvp``
 rule, which serves forward mode directly and reverse mode by JAX's transposition of this linear map:
 the transpose is ``q_bar = B^{-T} (s * z_bar)``, ``M_bar = q_bar z^T``, exactly what a hand-written
 ``custom_vjp`` would compute (one function cannot carry both a ``custom_jvp`` and a ``custom_vjp``; the
@@ -118,10 +126,22 @@ class _Pivoting(eqx.Module):
 
 @functools.partial(jax.jit, static_argnames="max_pivots")
 def lemke(M: Float[ArrayLike, "*batch n n"], q: Float[ArrayLike, "*batch n"], max_pivots: int | None = None):
-    """Solve the LCP ``w = M z + q >= 0, z >= 0, z.w = 0``; returns ``(z, LemkeInfo)``.
+    """Solve the LCP ``w = M z + q >= 0, z >= 0, z.w = 0``.
 
-    Leading batch dimensions are mapped with ``vmap``. ``max_pivots`` (static) bounds the pivots;
-    default ``max(100, 10 n)``. ``z`` is NaN where ``info.converged`` is False.
+    Leading batch dimensions are mapped with ``vmap``. Differentiable (forward and reverse mode) through
+    the final basis (module text).
+
+    Args:
+        M: The matrices, shape ``(*batch, n, n)``.
+        q: The vectors, shape ``(*batch, n)``.
+        max_pivots: Bound on the pivots (static); default ``max(100, 10 n)``.
+
+    Returns:
+        ``(z, info)``: the solution, shape ``(*batch, n)``, NaN where ``info.converged`` is False, and the
+        [`LemkeInfo`][diffspace.contact.lcp.LemkeInfo] of each solve.
+
+    Raises:
+        ValueError: Shapes that do not match.
     """
     M, q = jnp.asarray(M, float), jnp.asarray(q, float)
     n = q.shape[-1]
@@ -191,7 +211,16 @@ def basis_solution(M, q, zbasic) -> BasisSolution:
     """Solve ``B x = q`` on the complementary basis ``zbasic`` (one refinement step) and test it: every
     ``x_i >= -(e_i + TIE_TOL max|x|)`` and ``max e <= MIN_DIGITS_BOUND max|x|`` (module text). ``e`` is
     invariant under row and column scaling; ``max|x|`` compares z's and w's, so pass the scaled problem
-    (``M / max|M|``, ``q / max|q|``, where both are O(1))."""
+    (``M / max|M|``, ``q / max|q|``, where both are O(1)).
+
+    Args:
+        M: The matrix, shape ``(n, n)``.
+        q: The vector, shape ``(n,)``.
+        zbasic: True where ``z_i`` is basic, shape ``(n,)``.
+
+    Returns:
+        The basic variables, their error bounds and the acceptance test.
+    """
     n = q.shape[0]
     basis = _basis_matrix(M, zbasic)
     factor = lu_factor(basis)

@@ -1,10 +1,12 @@
 r"""Rigid unilateral point contacts with Coulomb friction as LCPs, for any system ``M(q) u' + h(q, u) = f``.
 
 A system supplies its mass matrix ``M``, the generalised force ``f - h`` (inputs minus bias) and, per
-contact point, the gap and the contact Jacobians (:class:`Contacts`, e.g. from :func:`point_plane_contacts`):
+contact point, the gap and the contact Jacobians (``Contacts``, e.g. from ``point_plane_contacts``):
 
-.. math:: g_N,\quad \gamma_N = J_N u,\quad \gamma_T = J_T u,\quad
-          \ddot g_N = J_N \dot u + \dot J_N u,\quad \ddot g_T = J_T \dot u + \dot J_T u,
+$$
+g_N,\quad \gamma_N = J_N u,\quad \gamma_T = J_T u,\quad
+\ddot g_N = J_N \dot u + \dot J_N u,\quad \ddot g_T = J_T \dot u + \dot J_T u,
+$$
 
 with ``J_N`` along the plane normal (``g_N > 0``: separated) and ``J_T`` along the tangents. The contact
 force on the system is ``J_N^T lambda_N + J_T^T lambda_T``. Two formulations, both advancing one fixed step
@@ -17,10 +19,12 @@ with the friction reserves ``lambda_T0^+- = (mu lambda_N +- lambda_T) / 2`` (eq.
 ``xi = [g_N'', g_T''^-, lambda_T0^+]``, ``lambda_T = mu lambda_N - 2 lambda_T0^-`` and ``G_AB = J_A M^-1
 J_B^T`` this is the LCP ``xi = A eta + b`` of eqs. (20)-(22):
 
-.. math:: A = \begin{bmatrix} G_{NN} + G_{NT}\mu & -2G_{NT} & 0\\ -(G_{TN} + G_{TT}\mu) & 2G_{TT} & I\\
-          \mu & -I & 0\end{bmatrix},\quad
-          b = \begin{bmatrix} J_N M^{-1}(f - h) + \dot J_N u + s_N \\ -(J_T M^{-1}(f - h) + \dot J_T u + s_T)
-          \\ 0\end{bmatrix}.
+$$
+A = \begin{bmatrix} G_{NN} + G_{NT}\mu & -2G_{NT} & 0\\ -(G_{TN} + G_{TT}\mu) & 2G_{TT} & I\\
+\mu & -I & 0\end{bmatrix},\quad
+b = \begin{bmatrix} J_N M^{-1}(f - h) + \dot J_N u + s_N \\ -(J_T M^{-1}(f - h) + \dot J_T u + s_T)
+\\ 0\end{bmatrix}.
+$$
 
 (The paper writes it with its own signs of ``W``; in ours ``lambda_T`` is the friction force along ``+t``.)
 A contact is *closed* when ``g_N <= closed_gap``; open contacts get ``lambda = 0`` (their rows are replaced
@@ -39,7 +43,9 @@ gap to first order) and it approaches (``gamma_N < 0``). Such a step starts with
 velocity-level LCP below with ``dt (f - h) = 0`` (an instantaneous impact) and Newton's law in place of the
 gap term, for every closed contact,
 
-.. math:: 0 \le p_N \perp J_N u^+ + e\,\min(\gamma_N, 0) \ge 0,
+$$
+0 \le p_N \perp J_N u^+ + e\,\min(\gamma_N, 0) \ge 0,
+$$
 
 with Coulomb friction impulses on the ``+-t`` cone (``e`` the restitution coefficient; 0, plastic: the
 contact stops approaching; 1: the approach speed is reversed). The force LCP then starts from ``u^+``. The
@@ -50,10 +56,14 @@ the step; the Baumgarte term then removes it.
 ``beta >= 0`` along ``k`` directions ``D = C J_T`` of a polyhedral cone (``C``: unit direction cosines in the
 tangent plane; ``k = 2``, ``+-t``, in the plane) and the sliding speed ``sigma``:
 
-.. math:: M u^+ = M u + dt (f - h) + J_N^T p_N + D^T \beta,
+$$
+M u^+ = M u + dt (f - h) + J_N^T p_N + D^T \beta,
+$$
 
-.. math:: 0 \le p_N \perp J_N u^+ + g_N / dt \ge 0,\quad 0 \le \beta \perp D u^+ + E\sigma \ge 0,\quad
-          0 \le \sigma \perp \mu p_N - E^T \beta \ge 0,
+$$
+0 \le p_N \perp J_N u^+ + g_N / dt \ge 0,\quad 0 \le \beta \perp D u^+ + E\sigma \ge 0,\quad
+0 \le \sigma \perp \mu p_N - E^T \beta \ge 0,
+$$
 
 ``E`` the block of ones mapping each contact's ``sigma`` to its directions. ``g_N / dt`` keeps the end of the
 step out of the plane to first order (no drift) and lets a contact close within a step; impacts are
@@ -81,7 +91,16 @@ MODE_LABELS = ("separated", "stick", "slip+", "slip-")
 
 
 class Contacts(eqx.Module):
-    """Point contacts of a system at one instant: ``nc`` contacts, ``nt`` tangents, ``nv`` velocities."""
+    """Point contacts of a system at one instant: ``nc`` contacts, ``nt`` tangents, ``nv`` velocities.
+
+    Attributes:
+        gap: Normal gaps ``g_N``, shape ``(nc,)`` [m]; positive: separated.
+        normal_jac: Normal Jacobians ``J_N``, shape ``(nc, nv)``.
+        tangent_jac: Tangent Jacobians ``J_T``, shape ``(nc, nt, nv)``.
+        normal_drift: ``J_N' u``, shape ``(nc,)`` [m/s²].
+        tangent_drift: ``J_T' u``, shape ``(nc, nt)`` [m/s²].
+        mu: Coulomb friction coefficients, shape ``(nc,)``.
+    """
 
     gap: Float[Array, " nc"]
     normal_jac: Float[Array, "nc nv"]
@@ -94,8 +113,17 @@ class Contacts(eqx.Module):
 def point_plane_contacts(position, jacobian, drift, normal, tangents, mu, offset=0.0) -> Contacts:
     """Contacts of points with the plane ``normal . x = offset``.
 
-    ``position (nc, d)``, point Jacobians ``jacobian (nc, d, nv)`` (``x' = J u``), ``drift (nc, d)``
-    (``J' u``), unit ``normal (d,)``, unit ``tangents (nt, d)`` orthogonal to it; ``mu`` scalar or ``(nc,)``.
+    Args:
+        position: Point positions, shape ``(nc, d)`` [m] (``d`` = 2 in the plane, 3 in space).
+        jacobian: Point Jacobians ``J`` (``x' = J u``), shape ``(nc, d, nv)``.
+        drift: ``J' u``, shape ``(nc, d)`` [m/s²].
+        normal: Unit plane normal, shape ``(d,)``.
+        tangents: Unit tangents orthogonal to it, shape ``(nt, d)``.
+        mu: Coulomb friction coefficient, scalar or shape ``(nc,)``.
+        offset: Plane offset along the normal [m].
+
+    Returns:
+        The contacts, gaps and Jacobians projected on the normal and tangents.
     """
     normal, tangents = jnp.asarray(normal, float), jnp.asarray(tangents, float)
     nc = position.shape[0]
@@ -112,7 +140,20 @@ def point_plane_contacts(position, jacobian, drift, normal, tangents, mu, offset
 class ContactStep(eqx.Module):
     """One step's result: next velocity, the contact forces (impulses / dt at the velocity level) and the
     impact impulses that started the step (acceleration level; zero at the velocity level, whose step
-    impulses are the forces times ``dt``)."""
+    impulses are the forces times ``dt``).
+
+    Attributes:
+        velocity: Velocity at the end of the step, shape ``(nv,)``.
+        normal_force: Normal forces ``lambda_N``, shape ``(nc,)`` [N].
+        tangent_force: Friction forces ``lambda_T``, shape ``(nc, nt)`` [N].
+        generalized_force: ``J_N^T lambda_N + J_T^T lambda_T``, shape ``(nv,)``.
+        normal_impulse: Impact impulses ``p_N``, shape ``(nc,)`` [N s].
+        tangent_impulse: Impact friction impulses, shape ``(nc, nt)`` [N s].
+        closing_speed: ``-gamma_N`` of a contact whose approach an impulse stops, else 0, shape ``(nc,)`` [m/s].
+        mode: Per contact: 0 separated, 1 stick, 2 slip+, 3 slip- (``MODE_LABELS``), shape ``(nc,)``.
+        info: The step's force (acceleration) or impulse (velocity) LCP solve.
+        impact_info: The impact LCP solve (acceleration level); the step's own LCP at the velocity level.
+    """
 
     velocity: Float[Array, " nv"]
     normal_force: Float[Array, " nc"]
@@ -127,12 +168,20 @@ class ContactStep(eqx.Module):
 
     @property
     def converged(self) -> Bool[Array, ""]:
+        """Both LCP solves of the step converged."""
         return self.info.converged & self.impact_info.converged
 
 
 def friction_directions(nt: int, k: int) -> np.ndarray:
-    """Direction cosines ``C (k, nt)`` of the polyhedral friction cone: ``+-t`` in the plane (``nt = 1``,
-    ``k = 2``), ``k`` directions evenly spaced around the normal in space (``nt = 2``)."""
+    """Direction cosines of the polyhedral friction cone.
+
+    Args:
+        nt: Number of tangents: 1 in the plane, 2 in space.
+        k: Number of directions in space (ignored in the plane, which uses ``+-t``).
+
+    Returns:
+        ``C``, shape ``(2, 1)`` in the plane, ``(k, 2)`` (evenly spaced around the normal) in space.
+    """
     if nt == 1:
         return np.array([[1.0], [-1.0]])
     angles = 2.0 * np.pi * np.arange(k) / k
@@ -145,10 +194,25 @@ def contact_step(
 ) -> ContactStep:
     """Advance the velocity one step with the contact forces of ``formulation`` (see the module text).
 
-    ``mass (nv, nv)`` symmetric positive definite, ``force (nv,)`` = inputs minus bias ``f - h``.
-    ``baumgarte_rate`` ``alpha`` [1/s], ``closed_gap`` [m] and ``restitution`` ``e`` (impacts) apply to the
-    acceleration level, ``n_directions`` to the velocity level in space (the plane always uses ``+-t``).
-    Normal forces up to ``negligible_force`` count as zero when the modes are classified (reporting only).
+    Args:
+        formulation: ``"acceleration"`` or ``"velocity"``.
+        mass: Mass matrix ``M``, symmetric positive definite, shape ``(nv, nv)``.
+        force: Inputs minus bias ``f - h``, shape ``(nv,)``.
+        velocity: Velocity ``u`` at the start of the step, shape ``(nv,)``.
+        contacts: The contacts at the start of the step.
+        dt: Step [s].
+        baumgarte_rate: Acceleration level: ``alpha`` of the drift correction [1/s].
+        closed_gap: Acceleration level: a contact is closed at gaps up to this [m].
+        restitution: Acceleration level: Newton's coefficient ``e`` of the impact impulses.
+        n_directions: Velocity level in space: directions of the friction cone (the plane uses ``+-t``).
+        negligible_force: Normal forces up to this [N] count as zero when the modes are classified
+            (reporting only).
+
+    Returns:
+        The velocity at the end of the step, the forces and impulses, the contact modes and the LCP reports.
+
+    Raises:
+        ValueError: Unknown ``formulation``.
     """
     if formulation not in FORMULATIONS:
         raise ValueError(f"unknown contact formulation '{formulation}' ({', '.join(FORMULATIONS)})")

@@ -29,7 +29,31 @@ JOINT_KINDS = ("revolute", "prismatic")
 
 
 class Robot(eqx.Module):
-    """Floating-base tree. Shapes: ``nb = n_joints + 1`` bodies, ``nf`` frames."""
+    """Floating-base tree. Shapes: ``nb = n_joints + 1`` bodies, ``nf`` frames, ``n = n_joints``.
+
+    The configuration is ``q = [base position (3, m), base quaternion (4, x y z w), joint values (n, rad or m)]``
+    (``nq = 7 + n``), the velocity ``v = [base linear velocity (3, m/s), base angular velocity (3, rad/s),
+    joint rates (n)]`` in the base frame (``nv = 6 + n``).
+
+    Attributes:
+        body_names: Name of each body (its root link), static.
+        joint_names: Name of each movable joint (body ``i`` is moved by joint ``i - 1``), static.
+        parents: Parent body of each body (``parents[0] == -1``), static.
+        joint_kinds: ``"revolute"`` or ``"prismatic"`` per body (``""`` for the base), static.
+        frame_names: Every link and extra frame, static.
+        frame_bodies: The body each frame is attached to, static.
+        attitudes: Named joint-angle sets ``(name, angles in rad)``, static.
+        placement_rot: Joint frame in the parent body frame at zero joint value, shape ``(nb, 3, 3)``.
+        placement_pos: Its origin, shape ``(nb, 3)`` [m].
+        axis: Unit joint axis in the body frame, shape ``(nb, 3)``.
+        mass: Body masses, shape ``(nb,)`` [kg].
+        com: Centres of mass in the body frames, shape ``(nb, 3)`` [m].
+        inertia: Inertia tensors about the CoM in body axes, shape ``(nb, 3, 3)`` [kg m²].
+        frame_rot: Frame orientations in their bodies, shape ``(nf, 3, 3)``.
+        frame_pos: Frame origins in their bodies, shape ``(nf, 3)`` [m].
+        lower: Lower joint limits, shape ``(n,)`` [rad or m]; ``-inf`` when unlimited.
+        upper: Upper joint limits, shape ``(n,)`` [rad or m]; ``+inf`` when unlimited.
+    """
 
     body_names: tuple[str, ...] = eqx.field(static=True)
     joint_names: tuple[str, ...] = eqx.field(static=True)
@@ -51,14 +75,17 @@ class Robot(eqx.Module):
 
     @property
     def n_joints(self) -> int:
+        """Number of movable joints."""
         return len(self.joint_names)
 
     @property
     def nq(self) -> int:
+        """Configuration size, ``7 + n_joints``."""
         return 7 + self.n_joints
 
     @property
     def nv(self) -> int:
+        """Velocity size, ``6 + n_joints``."""
         return 6 + self.n_joints
 
     @property
@@ -68,20 +95,41 @@ class Robot(eqx.Module):
 
     @property
     def total_mass(self) -> Float[Array, ""]:
+        """Sum of the body masses [kg]."""
         return jnp.sum(self.mass)
 
     def frame_index(self, name: str) -> int:
+        """Index of a frame or link in ``frame_names``.
+
+        Raises:
+            KeyError: Unknown name (the message lists known ones).
+        """
         if name not in self.frame_names:
             raise KeyError(f"unknown frame/link '{name}'; known: {capped(self.frame_names, 20)}")
         return self.frame_names.index(name)
 
     def joint_index(self, name: str) -> int:
+        """0-based index of a movable joint.
+
+        Raises:
+            KeyError: Unknown joint (the message lists known ones).
+        """
         if name not in self.joint_names:
             raise KeyError(f"unknown joint '{name}'; known: {capped(self.joint_names, 20)}")
         return self.joint_names.index(name)
 
     def attitude(self, name: str) -> Float[Array, " n"]:
-        """Joint angles (rad) of a named attitude stored with the robot."""
+        """Joint angles of a named attitude stored with the robot.
+
+        Args:
+            name: The attitude's name.
+
+        Returns:
+            Joint values, shape ``(n_joints,)`` [rad; m for prismatic joints].
+
+        Raises:
+            KeyError: Unknown attitude.
+        """
         table = dict(self.attitudes)
         if name not in table:
             raise KeyError(f"unknown attitude '{name}'; known: {capped(table, 20) or 'none'}")
@@ -92,12 +140,23 @@ class Robot(eqx.Module):
         return jnp.concatenate([jnp.zeros(3), jnp.array([0.0, 0.0, 0.0, 1.0]), jnp.zeros(self.n_joints)])
 
     def lock(self, joints, angles) -> "Robot":
-        """Reduced robot with the given movable joints frozen at ``angles`` (rad or m).
+        """Reduced robot with the given movable joints frozen.
 
-        ``joints`` are joint names or 0-based indices. Each locked link is merged into its parent with
-        composite mass/CoM/inertia; its children and frames are re-attached to the parent. The result
-        has the same dynamics as the full robot with those joints held by ideal constraints. Jitted as a
-        whole (compiled once per robot structure and locked set; inlined inside an outer ``jit``).
+        Each locked link is merged into its parent with composite mass/CoM/inertia; its children and frames
+        are re-attached to the parent. The result has the same dynamics as the full robot with those joints
+        held by ideal constraints. Jitted as a whole (compiled once per robot structure and locked set;
+        inlined inside an outer ``jit``); differentiable in ``angles``.
+
+        Args:
+            joints: Joint names or 0-based indices.
+            angles: Their values, shape ``(len(joints),)`` or scalar [rad; m for prismatic joints].
+
+        Returns:
+            The reduced robot (``n_joints - len(joints)`` movable joints).
+
+        Raises:
+            KeyError: An unknown joint name.
+            IndexError: A joint index out of range.
         """
         idx = tuple(self.joint_index(j) if isinstance(j, str) else int(j) for j in joints)
         for j in idx:
@@ -157,7 +216,7 @@ single call before ``vmap`` or a gradient multiplies it."""
 
 MAX_LINKS = 100_000
 """Most links (bodies plus links merged by fixed joints, which are kept as frames) a description may have:
-ten times :data:`MAX_BODIES`, so that loading stays within seconds (see experiments/robot_loading_bench.py)."""
+ten times ``MAX_BODIES``, so that loading stays within seconds (see experiments/robot_loading_bench.py)."""
 
 
 @dataclass
@@ -208,7 +267,7 @@ def _links_of(robot: Robot) -> LinkTree:
 
 
 def check_size(n_bodies: int, n_links: int, where: str) -> None:
-    """Raise ``ConfigError`` when a description exceeds :data:`MAX_BODIES` or :data:`MAX_LINKS`."""
+    """Raise ``ConfigError`` when a description exceeds ``MAX_BODIES`` or ``MAX_LINKS``."""
     if n_bodies > MAX_BODIES:
         gigabytes = 8.0 * (6 * n_bodies * (n_bodies + 5) + (n_bodies + 5) ** 2) / 1e9
         raise ConfigError(
@@ -299,10 +358,12 @@ def _fixed_chains(xp, parents, kinds, rot, pos):
 def _merged_mass(xp, body_of: np.ndarray, bodies: list[int], rel_rot, rel_pos, mass, com, inertia):
     r"""Composite mass properties of every body from its merged links (parallel-axis theorem):
 
-    .. math:: m_b = \sum_i m_i,\quad c_b = \frac{1}{m_b}\sum_i m_i \bar c_i,\quad
-              I_b = \sum_i \big[R_i I_i R_i^T + m_i (|d_i|^2 \mathbf 1 - d_i d_i^T)\big],
+    $$
+    m_b = \sum_i m_i,\quad c_b = \frac{1}{m_b}\sum_i m_i \bar c_i,\quad
+    I_b = \sum_i \big[R_i I_i R_i^T + m_i (|d_i|^2 \mathbf 1 - d_i d_i^T)\big],
+    $$
 
-    with :math:`\bar c_i = p_i + R_i c_i` the link CoM in the body frame and :math:`d_i = \bar c_i - c_b`.
+    with $\bar c_i = p_i + R_i c_i$ the link CoM in the body frame and $d_i = \bar c_i - c_b$.
     A massless body keeps its own link's CoM (double ``where``: finite gradients at ``m_b = 0``).
     """
     nb = len(bodies)
@@ -319,7 +380,7 @@ def _merged_mass(xp, body_of: np.ndarray, bodies: list[int], rel_rot, rel_pos, m
 
 
 def _merge(xp, topology: tuple, arrays: dict) -> dict:
-    """The numeric part of :func:`build_robot`, vectorised over links; ``topology = (parents, kinds,
+    """The numeric part of ``build_robot``, vectorised over links; ``topology = (parents, kinds,
     frame_links)`` is static. Position vectors are carried as ``(..., 3, 1)`` columns so that
     ``spatial.compose`` works on stacks."""
     parents, kinds, frame_links = topology
@@ -351,11 +412,21 @@ def _merge(xp, topology: tuple, arrays: dict) -> dict:
 
 
 def build_robot(tree: LinkTree, attitudes=()) -> Robot:
-    """Merge the fixed joints of a link tree and return the ``Robot`` (parents must precede children).
+    """Merge the fixed joints of a link tree and return the robot.
 
-    The array work (:func:`_merge`) is vectorised over links in the tree's own array library: NumPy for the
-    loaders (no JAX call per link, one conversion at the end), JAX for ``Robot.lock`` (traced inside its
-    jit, differentiable in the locked angles).
+    The array work is vectorised over links in the tree's own array library: NumPy for the loaders (no JAX
+    call per link, one conversion at the end), JAX for ``Robot.lock`` (traced inside its jit, differentiable
+    in the locked angles).
+
+    Args:
+        tree: The links, parents before children (entry 0: the root link, the floating base).
+        attitudes: Named joint-angle sets ``(name, angles in rad)`` stored with the robot.
+
+    Returns:
+        The robot, one body per movable joint plus the base; fixed-joint children become frames.
+
+    Raises:
+        ConfigError: A parent after its child, or more bodies or links than supported.
     """
     n = len(tree.link_names)
     _check_parent_order(tree, "robot")

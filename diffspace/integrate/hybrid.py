@@ -25,18 +25,31 @@ zero can re-trigger the event at once (round-off, or the error of the next step'
 event is located, exceeds a zero margin and did exceed 1e-12), and a transition that then flips the mode back
 runs the contact in the wrong phase: the two-body impact with restitution ``c >= 0.9905`` never separated. With
 the offset the event lies where ``r = -EXTREMUM_MARGIN``: the extremum's value changes by O(1e-18) relative and
-its time by 1e-9 of the scaled time unit. A :func:`~diffspace.integrate.neutral_event` puts the offset on the
+its time by 1e-9 of the scaled time unit. A ``diffspace.integrate.neutral_event`` puts the offset on the
 following mode only (see there)."""
 
 
 class HybridSolution(eqx.Module):
-    """Result of :func:`hybrid_solve`.
+    """Result of [`hybrid_solve`][diffspace.integrate.hybrid.hybrid_solve].
 
     ``ts``/``ys``: the state on the fixed output grid (stitched across segments); ``segment_*``: one entry
     per segment (``segment_end`` time, state at the end before the transition, mode before and after,
     ``segment_event`` true where the segment ended with an event); ``status``: a
-    :class:`~diffspace.core.status.Status` code (``OK``, ``SOLVER_FAILURE``, or ``EVENT_BUDGET`` when the run
+    ``diffspace.core.status.Status`` code (``OK``, ``SOLVER_FAILURE``, or ``EVENT_BUDGET`` when the run
     needed more than ``max_segments`` segments).
+
+    Attributes:
+        ts: Output times, shape ``(n_save,)`` [s or the system's time unit].
+        ys: The state at ``ts`` (the state PyTree with a leading ``n_save`` axis).
+        final_y: The state at the end of the run.
+        final_mode: The mode at the end of the run.
+        segment_end: End time of each segment, shape ``(max_segments,)``.
+        segment_y: The state at each segment's end, before its transition (leading ``max_segments`` axis).
+        segment_mode_before: The mode of each segment.
+        segment_mode_after: The mode after each segment's transition.
+        segment_event: True where the segment ended with an event, shape ``(max_segments,)``.
+        status: ``Status`` code of the run (scalar int).
+        num_steps: Accepted solver steps over all segments (scalar int).
     """
 
     ts: Array
@@ -71,7 +84,7 @@ def _dense_tangents_jvp(primals, tangents):
 
 
 class AbstractHybridSystem(eqx.Module):
-    r"""A hybrid system for :func:`hybrid_solve`: continuous dynamics in each discrete mode, the conditions that end
+    r"""A hybrid system for [`hybrid_solve`][diffspace.integrate.hybrid.hybrid_solve]: continuous dynamics in each discrete mode, the conditions that end
     a mode, and the transitions at its events (as Diffrax's ``AbstractTerm`` is to ``diffeqsolve``).
 
     The mode is data: a PyTree of arrays (integer phases and flags; event bookkeeping such as a recorded peak
@@ -81,17 +94,45 @@ class AbstractHybridSystem(eqx.Module):
 
     @abc.abstractmethod
     def vector_field(self, t, y, mode):
-        """``dy/dt`` in ``mode``."""
+        """The continuous dynamics in one mode.
+
+        Args:
+            t: Time (scalar).
+            y: State (a PyTree of arrays).
+            mode: The current discrete mode (a PyTree of arrays).
+
+        Returns:
+            ``dy/dt``, with the structure of ``y``.
+        """
 
     @abc.abstractmethod
     def conditions(self, t, y, mode, segment_start) -> tuple[Array, ...]:
         """Scalars that stay positive while ``mode`` holds; the first to cross zero ends the segment.
-        ``segment_start``: the time the current segment started (what a
-        :func:`~diffspace.integrate.neutral_event` needs)."""
+
+        Args:
+            t: Time (scalar).
+            y: State (a PyTree of arrays).
+            mode: The current discrete mode.
+            segment_start: The time the current segment started (what a ``diffspace.integrate.neutral_event``
+                needs).
+
+        Returns:
+            One scalar per condition, each positive while the mode holds (O(1), so that the event root
+            finder's tolerance is meaningful).
+        """
 
     @abc.abstractmethod
     def transition(self, t, y, mode):
-        """``(y, mode)`` the next segment starts from, at an event at ``t``."""
+        """The jump at an event.
+
+        Args:
+            t: Event time (scalar).
+            y: State at the event.
+            mode: The mode that just ended.
+
+        Returns:
+            ``(y, mode)``: the state and mode the next segment starts from.
+        """
 
 
 def hybrid_solve(
@@ -109,17 +150,36 @@ def hybrid_solve(
     save_times=None,
     adjoint: diffrax.AbstractAdjoint | None = None,
 ) -> HybridSolution:
-    r"""Integrate a hybrid ``system`` (:class:`AbstractHybridSystem`) from ``y0`` in ``mode0``.
+    r"""Integrate a hybrid ``system`` from ``y0`` in ``mode0``.
 
     The first of ``system.conditions`` to cross zero ends the segment (a Diffrax event, located on the dense
     output inside the step's sign bracket by a derivative-free false-position search,
-    :class:`~diffspace.integrate.event_root.EventRootFinder`; the event time is differentiable by the implicit
+    ``diffspace.integrate.event_root.EventRootFinder``; the event time is differentiable by the implicit
     function theorem); ``system.transition`` gives the state and mode the next segment starts from.
     Segments are iterated by ``lax.scan`` over ``max_segments`` (a bounded, reverse-differentiable loop; a
     finished run turns the remaining segments into zero-length solves). The state is saved at ``n_save`` equally
     spaced times of ``[0, t_final]``, or at ``save_times`` (sorted, in ``[0, t_final]``; may be traced).
-    ``adjoint``: how the solves are differentiated (:mod:`~diffspace.integrate.adjoint`; default reverse mode).
     Use inside ``jit``.
+
+    Args:
+        system: The hybrid system ([`AbstractHybridSystem`][diffspace.integrate.hybrid.AbstractHybridSystem]).
+        y0: Initial state (a PyTree of arrays).
+        mode0: Initial mode (a PyTree of arrays).
+        t_final: End time (the system's time unit, usually s).
+        n_save: Number of equally spaced output times (ignored when ``save_times`` is given).
+        solver: Diffrax solver; default ``diffrax.Tsit5()``.
+        rtol: Relative tolerance of the adaptive step-size controller.
+        atol: Absolute tolerance of the adaptive step-size controller.
+        max_steps: Step budget of each segment's solve.
+        max_segments: Bound on the number of segments (events + 1); a run that needs more ends with status
+            ``EVENT_BUDGET``.
+        dtmax: Largest step, or ``None`` for no bound.
+        save_times: Output times, sorted, in ``[0, t_final]``, shape ``(n_save,)``; may be traced.
+        adjoint: How the solves are differentiated
+            ([`diffspace.integrate.adjoint`][diffspace.integrate.adjoint]; ``None``: reverse mode).
+
+    Returns:
+        The solution on the output grid with the per-segment record and the run's status.
     """
     grid = jnp.linspace(0.0, t_final, n_save) if save_times is None else jnp.asarray(save_times, dtype=float)
     n_save = grid.shape[0]

@@ -9,7 +9,20 @@ from .urdf import load_urdf
 
 
 def load_robot(path) -> Robot:
-    """Load a robot from a ``.urdf`` or native ``.toml`` description (suffix case-insensitive)."""
+    """Load a robot from a URDF or native TOML description.
+
+    Lengths are in metres, masses in kg, inertias in kg m²; the root link is the floating base.
+
+    Args:
+        path: A ``.urdf`` or ``.toml`` file (suffix case-insensitive).
+
+    Returns:
+        The robot, fixed joints merged into their parents.
+
+    Raises:
+        ConfigError: A missing or unreadable file, another suffix, or an invalid description (one line
+            naming the file and the problem).
+    """
     path = existing_file(path, "robot file")
     suffix = path.suffix.lower()
     if suffix == ".urdf":

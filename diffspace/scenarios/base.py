@@ -1,17 +1,19 @@
 r"""The scenario protocol: what every scenario implements, and all that ``run``/``sweep``/``optimize``/``fit``
-(:mod:`diffspace.design`) and the command line need from it.
+(``diffspace.design``) and the command line need from it.
 
-A scenario is a final ``equinox.Module`` subclassing :class:`AbstractScenario` (Equinox's abstract/final
+A scenario is a final ``equinox.Module`` subclassing [`AbstractScenario`][diffspace.scenarios.base.AbstractScenario] (Equinox's abstract/final
 pattern). Its fields are the model (static topology as static fields, physical parameters as arrays) and
-``params``, the scenario's own :class:`AbstractParams` Module built from the config. Host-side methods
+``params``, the scenario's own [`AbstractParams`][diffspace.scenarios.base.AbstractParams] Module built from the config. Host-side methods
 (``schema``, ``from_config``, ``summary``, ``write``, ``scene``, ``design_space``, ``read_data``) run in Python; the
 pure ones (``simulate``, ``metrics``, ``with_design``) are JAX functions usable under ``jit``, ``vmap`` and
-``grad``::
+``grad``:
 
-    scenario = Ejection.from_config(cfg)          # cfg validated against Ejection.schema()
-    outcome = jax.jit(Ejection.simulate)(scenario, scenario.params)
-    summary = scenario.summary(outcome)           # dict, SI, unit-suffixed keys
-    scenario.write(outcome, out)                  # time series + plots (summary.json: the design layer)
+```python
+scenario = Ejection.from_config(cfg)          # cfg validated against Ejection.schema()
+outcome = jax.jit(Ejection.simulate)(scenario, scenario.params)
+summary = scenario.summary(outcome)           # dict, SI, unit-suffixed keys
+scenario.write(outcome, out)                  # time series + plots (summary.json: the design layer)
+```
 
 Design variables are named by their **config key** (``"friction.viscous_N_m_s_rad"``,
 ``"ejection.attitude[2]"``) in **config units**: ``design_space()`` lists the ones a scenario exposes with
@@ -20,7 +22,7 @@ units), and ``metrics(params)`` returns the scalars a design loop works on. The 
 (traced, so sweeps can return gradients), optimisation variables and fitted parameters, and ``fit`` writes
 the identified values back under those keys (a runnable ``fitted.toml``).
 
-Status: every outcome has ``status`` (:class:`diffspace.core.status.Status`) and ``metrics`` returns it under the
+Status: every outcome has ``status`` (a ``diffspace.core.status.Status`` code) and ``metrics`` returns it under the
 key ``"status"``. A metric that is undefined for a valid run (the stable velocity of an arm that never
 stopped slipping) is NaN; a consumer uses a metric only where the status is not a failure and the value is
 finite, and counts the runs it excluded.
@@ -52,7 +54,7 @@ class AbstractParams(eqx.Module):
 
 class AbstractOutcome(eqx.Module):
     """Base of every scenario's outcome Module. Every outcome has a field ``status: Int[Array, ""]`` holding a
-    :class:`~diffspace.core.status.Status` code. (Declared by each subclass, not here: an inherited field would
+    ``diffspace.core.status.Status`` code. (Declared by each subclass, not here: an inherited field would
     come first in the constructor's positional order.)"""
 
 
@@ -64,13 +66,24 @@ UNIT_TO_SI = {"deg": math.pi / 180.0, "deg/s": math.pi / 180.0, "deg/s^2": math.
 class Parameter:
     """One design variable: a numeric config key, its bounds and unit (config units), and where it lives.
 
-    ``field``: the dotted path of the :class:`AbstractParams` leaf it sets (``"attitude"``, ``"drive.end"``);
-    ``index``: the element of that leaf (``None``: the whole scalar leaf). The unit fixes the conversion
-    from config units to the SI value stored in the params (:data:`UNIT_TO_SI`: degrees become radians,
-    everything else is SI), so reading a config, :meth:`AbstractScenario.with_design` and writing results
+    The unit fixes the conversion from config units to the SI value stored in the params (``UNIT_TO_SI``:
+    degrees become radians, everything else is SI), so reading a config,
+    [`AbstractScenario.with_design`][diffspace.scenarios.base.AbstractScenario.with_design] and writing results
     back all convert in this one place.
-    ``log``: optimisers and fits work with ``log(value)`` (positive parameters spanning decades).
-    ``integer``: a discrete choice (e.g. a rope node); sweeps only, not gradient-based design.
+
+    Attributes:
+        key: The config key (``"friction.viscous_N_m_s_rad"``, ``"ejection.attitude[2]"``).
+        lower: Lower bound, config units.
+        upper: Upper bound, config units (above ``lower``).
+        unit: Config unit (``"deg"``, ``"N m"``, ...; ``"deg"``, ``"deg/s"``, ``"deg/s^2"`` convert to radians).
+        field: The dotted path of the ``AbstractParams`` leaf it sets (``"attitude"``, ``"drive.end"``).
+        index: The element of that leaf (``None``: the whole scalar leaf).
+        log: Optimisers and fits work with ``log(value)`` (positive parameters spanning decades).
+        integer: A discrete choice (e.g. a rope node); sweeps only, not gradient-based design.
+        help: What the variable is, for labels.
+
+    Raises:
+        ValueError: ``lower >= upper``, or ``log`` with a non-positive lower bound.
     """
 
     key: str
@@ -98,13 +111,28 @@ class Parameter:
         return functools.reduce(getattr, self.field.split("."), params)
 
     def read(self, params: AbstractParams) -> Array:
-        """The value in ``params``, in config units; pure."""
+        """The value in ``params``, in config units; pure.
+
+        Args:
+            params: A scenario's parameters.
+
+        Returns:
+            The value (scalar), in config units.
+        """
         leaf = self._leaf(params)
         value = leaf if self.index is None else leaf[self.index]
         return value if self.integer else value / self.to_si
 
     def write(self, params: AbstractParams, value) -> AbstractParams:
-        """``params`` with this variable set to ``value`` (config units); pure."""
+        """``params`` with this variable set to ``value``; pure.
+
+        Args:
+            params: A scenario's parameters.
+            value: The new value, config units (rounded for an ``integer`` parameter).
+
+        Returns:
+            A copy of ``params`` with the leaf (element) replaced by the value in SI units.
+        """
         leaf = self._leaf(params)
         value = jnp.asarray(value)
         if self.integer:
@@ -119,11 +147,14 @@ class Parameter:
 class FitData:
     """Measured data for identification: one row per experiment.
 
-    ``conditions``: config key -> values per row (what was set in each experiment, applied by
-    ``with_design``); ``measured``: metric name -> values per row; ``sigma``: metric name -> the scale
-    dividing each residual per row. ``absolute_sigma``: the scales are measurement standard deviations (the
-    covariance is not rescaled); ``False`` for plain scales (e.g. the measured values, giving relative
-    residuals), where the covariance is scaled by the residual variance.
+    Attributes:
+        conditions: Config key -> values per row (what was set in each experiment, applied by ``with_design``),
+            config units.
+        measured: Metric name -> measured values per row (the metric's unit).
+        sigma: Metric name -> the scale dividing each residual per row (the metric's unit).
+        absolute_sigma: The scales are measurement standard deviations (the covariance is not rescaled);
+            ``False`` for plain scales (e.g. the measured values, giving relative residuals), where the
+            covariance is scaled by the residual variance.
     """
 
     conditions: dict[str, np.ndarray]
@@ -133,6 +164,7 @@ class FitData:
 
     @property
     def rows(self) -> int:
+        """Number of experiments."""
         return len(next(iter(self.measured.values())))
 
 
@@ -141,12 +173,13 @@ class AbstractScenario(eqx.Module):
 
     Subclasses set ``name`` (the config section that selects the scenario) and implement the abstract
     methods; ``design_space``/``with_design``/``metrics`` enable ``sweep``/``optimize``, ``read_data``
-    enables ``fit``.
+    enables ``fit``. ``differentiation`` (keyword, static; ``"reverse"`` or ``"forward"``) selects how every
+    solve of ``simulate`` is differentiated ([`diffspace.integrate.adjoint`][diffspace.integrate.adjoint]).
     """
 
     name: ClassVar[str]
     differentiation: str = eqx.field(static=True, default="reverse", kw_only=True)  # of every solve: "reverse" |
-    # "forward" (``integrate.adjoint``); set by :meth:`differentiated_by`
+    # "forward" (``integrate.adjoint``); set by ``differentiated_by``
     headline: ClassVar[tuple[str, str] | None] = None  # (metric, design key): the result whose gradient the
     # benchmark compiles and the generic gradient test checks against central differences
     # every scenario has a field ``params: <its AbstractParams>`` (the config's parameters); declared by the
@@ -161,31 +194,76 @@ class AbstractScenario(eqx.Module):
     @classmethod
     @abc.abstractmethod
     def from_config(cls, cfg: dict) -> "AbstractScenario":
-        """Build the scenario from a config validated against :meth:`schema`; raise ``ConfigError``."""
+        """Build the scenario from a validated config.
+
+        Args:
+            cfg: The config validated against ``schema()`` (defaults filled, paths resolved).
+
+        Returns:
+            The scenario, its ``params`` built from the config.
+
+        Raises:
+            ConfigError: A combination of values the schema cannot check.
+        """
 
     # ------------------------------------------------------------------ pure
     @property
     def adjoint(self):
-        """The ``adjoint`` every solve of :meth:`simulate` passes to Diffrax (:attr:`differentiation`)."""
+        """The ``adjoint`` every solve of ``simulate`` passes to Diffrax (from ``differentiation``)."""
         return adjoint_for(self.differentiation)
 
     def differentiated_by(self, differentiation: str) -> "AbstractScenario":
-        """This scenario with its solves differentiated by ``"reverse"`` or ``"forward"`` mode."""
+        """This scenario with its solves differentiated in another mode.
+
+        Args:
+            differentiation: ``"reverse"`` or ``"forward"``.
+
+        Returns:
+            A copy of the scenario.
+        """
         return dataclasses.replace(self, differentiation=differentiation)
 
     @abc.abstractmethod
     def simulate(self, params: AbstractParams) -> AbstractOutcome:
-        """One simulation; pure (jit/vmap/grad)."""
+        """One simulation; pure (jit/vmap/grad).
+
+        Args:
+            params: The parameters to simulate (usually ``self.params`` or a design-modified copy).
+
+        Returns:
+            The scenario's outcome, with its ``status``.
+        """
 
     def with_design(self, params: AbstractParams, values: dict[str, Array]) -> AbstractParams:
-        """``params`` with design variables (config keys, config units) replaced; pure. Generic: each key's
-        :class:`Parameter` says which leaf it sets and how its unit converts."""
+        """``params`` with design variables replaced; pure. Generic: each key's
+        [`Parameter`][diffspace.scenarios.base.Parameter] says which leaf it sets and how its unit converts.
+
+        Args:
+            params: The parameters to modify.
+            values: Config key -> value, config units (may be traced).
+
+        Returns:
+            The modified copy of ``params``.
+
+        Raises:
+            ConfigError: A key is not a design variable of the scenario.
+        """
         for key, value in values.items():
             params = self.parameter(key).write(params, value)
         return params
 
     def metrics(self, params: AbstractParams) -> dict[str, Array]:
-        """Scalars for design work (SI, unit-suffixed names) plus ``"status"``; pure."""
+        """Scalars for design work; pure.
+
+        Args:
+            params: The parameters to simulate.
+
+        Returns:
+            Metric name (SI, unit-suffixed) -> scalar, plus ``"status"``.
+
+        Raises:
+            ConfigError: The scenario defines no design metrics.
+        """
         raise ConfigError(f"scenario '{self.name}' defines no design metrics")
 
     def metrics_names(self) -> list[str]:
@@ -198,14 +276,26 @@ class AbstractScenario(eqx.Module):
     # ------------------------------------------------------------------ host side: reports and design
     @abc.abstractmethod
     def summary(self, outcome: AbstractOutcome) -> dict:
-        """JSON-ready scalars of one outcome (SI units, unit-suffixed keys, ``status``)."""
+        """JSON-ready scalars of one outcome (host side).
+
+        Args:
+            outcome: The outcome of ``simulate``.
+
+        Returns:
+            Unit-suffixed key -> value (SI units), including ``status``.
+        """
 
     @abc.abstractmethod
     def write(self, outcome: AbstractOutcome, out: Path) -> None:
-        """Time series and PNG plots of one outcome into ``out`` (the design layer writes summary.json)."""
+        """Write the time series and PNG plots of one outcome (the design layer writes ``summary.json``).
+
+        Args:
+            outcome: The outcome of ``simulate``.
+            out: The results directory.
+        """
 
     def scene(self, outcome: AbstractOutcome):
-        """The outcome's 3-D scene (:class:`~diffspace.io.scene.Scene`) at sampled saved times, for the report;
+        """The outcome's 3-D scene (a ``diffspace.io.scene.Scene``) at sampled saved times, for the report;
         ``None`` for a scenario without one (host side). By default the ``scene(scenario, outcome)`` function
         of the scenario package's ``scene`` module, built from the outcome's time series and the core's
         kinematics."""
@@ -260,11 +350,25 @@ class AbstractScenario(eqx.Module):
         return ()
 
     def read_data(self, path: Path) -> FitData:
-        """Measured data for ``fit`` from a CSV file; raise ``ConfigError`` naming file, row and column."""
+        """Measured data for ``fit``.
+
+        Args:
+            path: The CSV file.
+
+        Returns:
+            One row per experiment.
+
+        Raises:
+            ConfigError: Bad data (naming file, row and column), or the scenario has no data format.
+        """
         raise ConfigError(f"scenario '{self.name}' has no measured-data format: 'fit' is not available")
 
     def parameter(self, key: str) -> Parameter:
-        """The design variable named ``key``; ``ConfigError`` listing the known keys otherwise."""
+        """The design variable named ``key``.
+
+        Raises:
+            ConfigError: ``key`` is not a design variable (the message lists the known keys).
+        """
         for p in self.design_space():
             if p.key == key:
                 return p
