@@ -90,7 +90,14 @@ class Drive(eqx.Module):
 
 class PointToPoint(Drive):
     """Move from ``start`` to ``end`` during ``[start_time, start_time + duration]`` with the normalised shape
-    ``shape`` ``s(tau)`` (``s(0) = 0``, ``s(1) = 1``); subclasses define the shape."""
+    ``shape`` ``s(tau)`` (``s(0) = 0``, ``s(1) = 1``); subclasses define the shape.
+
+    Args:
+        start: Value before the move [rad, or m for a prismatic joint].
+        end: Value after the move [rad or m].
+        duration: Length of the move [s].
+        start_time: Time the move starts [s]; the drive rests at ``start`` until then.
+    """
 
     start: Float[Array, ""]
     end: Float[Array, ""]
@@ -220,7 +227,15 @@ class BSpline(PointToPoint):
 
 
 class Tabulated(Drive):
-    """Monotone cubic Hermite (PCHIP) through ``(times[k], values[k])``, at rest at the first and last knot."""
+    """Monotone cubic Hermite (PCHIP) through ``(times[k], values[k])``, at rest at the first and last knot.
+
+    Args:
+        times: Knot times, strictly increasing, shape ``(K,)`` with ``K >= 2`` [s].
+        values: Values at the knots, shape ``(K,)`` [rad, or m for a prismatic joint].
+
+    Raises:
+        ValueError: Knot arrays that are not 1-D, of equal length and at least 2 long.
+    """
 
     times: Float[Array, " K"]
     values: Float[Array, " K"]

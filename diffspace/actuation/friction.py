@@ -35,7 +35,15 @@ STRIBECK_RATIO = 10.0
 
 
 class JointFriction(eqx.Module):
-    """Per-joint friction parameters (arrays, differentiable) and the model name (static)."""
+    """Per-joint friction parameters (arrays, differentiable) and the model name (static).
+
+    Attributes:
+        static_torque: Breakaway torque ``tau_s`` per joint, shape ``(n,)`` [N m].
+        coulomb_torque: Sliding (Coulomb) torque ``tau_c`` per joint, shape ``(n,)`` [N m].
+        viscous: Viscous coefficient ``B`` per joint, shape ``(n,)`` [N m s/rad].
+        smooth_velocity: ``epsilon`` of the smooth model (scalar) [rad/s].
+        model: One of ``MODELS``: ``"hybrid"``, ``"smooth"``, ``"none"``, ``"locked"``.
+    """
 
     static_torque: Float[Array, " n"]
     coulomb_torque: Float[Array, " n"]
@@ -45,6 +53,19 @@ class JointFriction(eqx.Module):
 
     @classmethod
     def uniform(cls, n: int, static, coulomb, viscous, model: str = "hybrid", smooth_velocity=1e-3):
+        """The same friction on every joint.
+
+        Args:
+            n: Number of joints.
+            static: Breakaway torque [N m].
+            coulomb: Sliding torque [N m].
+            viscous: Viscous coefficient [N m s/rad].
+            model: The friction model.
+            smooth_velocity: ``epsilon`` of the smooth model [rad/s].
+
+        Raises:
+            ValueError: Unknown model.
+        """
         if model not in MODELS:
             raise ValueError(f"friction model must be one of {MODELS}, got {model!r}")
         full = lambda x: jnp.broadcast_to(jnp.asarray(x, dtype=float), (n,))  # noqa: E731
@@ -52,10 +73,19 @@ class JointFriction(eqx.Module):
 
     @property
     def is_hybrid(self) -> bool:
+        """The model has stick-slip events."""
         return self.model == "hybrid"
 
     def torque(self, rates: Float[Array, " n"], slip_dir: Float[Array, " n"]) -> Float[Array, " n"]:
-        """Friction torque on the joints for the current mode (zero on stuck joints: they are constrained)."""
+        """Friction torque on the joints for the current mode (zero on stuck joints: they are constrained).
+
+        Args:
+            rates: Joint rates, shape ``(n,)`` [rad/s].
+            slip_dir: Per joint: 0 stuck, +-1 slipping in that direction (hybrid model), shape ``(n,)``.
+
+        Returns:
+            Friction torques, shape ``(n,)`` [N m].
+        """
         if self.model == "hybrid":
             return jnp.where(slip_dir != 0, -self.coulomb_torque * slip_dir - self.viscous * rates, 0.0)
         if self.model == "smooth":
