@@ -4,7 +4,7 @@
    ``experiments/data/impact_airtable_train.csv`` with two friction models: the paper's Eq. (10) (a constant
    force mu (m1 + m2) g on the relative motion during contact, mu = 0.00905, g = 10) and the physical one,
    Coulomb air-table friction mu m_i g on each body with stick (mu g = 0.0905 m/s^2 from the deceleration
-   tests). The shipped configs use the Coulomb fit.
+   tests). The shipped impact config uses the paper-friction fit; the capture config the Coulomb fit.
 2. Leave-one-out for each: refit on two impacts and predict the held-out one (prediction at another speed).
 3. The paper's own model values (Table 1 without friction, Table 3 with friction) as published, and the
    paper's parameters (ZQ, c = 0.55) run in our solver with k calibrated to the paper's Table 1 peak force

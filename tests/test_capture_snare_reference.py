@@ -1,11 +1,11 @@
-"""Capture through the snare against independent models (tests/virtual_spring_reference.py; nothing shared with
+"""Capture through the snare against independent models (experiments/references/virtual_spring_reference.py; nothing shared with
 diffspace but the configs' numbers):
 
 * the virtual-spring impact with the scenario's polynomial, the arm and the target integrated as two bodies
   by SciPy (DOP853, events at the force maximum, maximum indentation and release), and the elastic closed
   forms (energy, quadrature of the contact time): peak force, its time, impulse, duration, maximum
   indentation, restitution;
-* the polynomial itself: the pressing curve of the independent chain of tests/rope_reference.py at the same
+* the polynomial itself: the pressing curve of the independent chain of experiments/references/rope_reference.py at the same
   depths, fitted the same way (points up to F_A, least squares without constant term), and its peak force.
 
 Measured (configs/capture_snare_optimize.toml's 30-section clamped rope, 8 nodes x 3 speeds; 6 sections in the

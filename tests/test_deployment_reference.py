@@ -1,4 +1,4 @@
-"""The deploying mast (diffspace.scenarios.deployment) against an independent model (tests/mast_reference.py:
+"""The deploying mast (diffspace.scenarios.deployment) against an independent model (experiments/references/mast_reference.py:
 rigid cube modules and segmented Timoshenko tubes in Pinocchio, integrated by SciPy's Radau).
 
 * First natural frequency (drive locked). The chain converges to the Timoshenko closed form as 1/N^2 and

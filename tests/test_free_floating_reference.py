@@ -1,4 +1,4 @@
-"""The free-floating scenario against an independent model (tests/free_floating_reference.py: Pinocchio's
+"""The free-floating scenario against an independent model (experiments/references/free_floating_reference.py: Pinocchio's
 articulated-body algorithm on the same URDF with its free-flyer conventions, SciPy DOP853 at rtol 1e-11;
 nothing shared with diffspace but the URDF and the TOML's numbers).
 

@@ -1,6 +1,6 @@
-"""The snare closing against an independent implementation of the same equations (tests/closing_reference.py:
+"""The snare closing against an independent implementation of the same equations (experiments/references/closing_reference.py:
 planar NumPy ropes with signed bend angles, contact points by interpolation weights, quintic drive, static
-shapes from tests/rope_reference.py's chain, SciPy RK45; nothing shared with diffspace but the TOML's numbers).
+shapes from experiments/references/rope_reference.py's chain, SciPy RK45; nothing shared with diffspace but the TOML's numbers).
 Same discretisation (sections, contact points, pinned ends, dashpots), so the two agree to solver tolerance.
 
 Measured on the fast case (8 soft sections, ring 40 -> 58 deg in 0.2 s onto a shaft 30 mm off the axis;
@@ -39,7 +39,7 @@ def run(overrides: dict, rtol: float, atol: float = 1e-13) -> dict:
 
 
 def test_reference_rope_forces_are_the_chains_gradient():
-    """The reference's dynamic rope forces without velocity are -dV/dx of tests/rope_reference.py's chain
+    """The reference's dynamic rope forces without velocity are -dV/dx of experiments/references/rope_reference.py's chain
     (two codings of the same energy), on a randomly perturbed static shape."""
     case = ClosingCase.from_config(CONFIG, FAST_CASE)
     x = static_shapes(case, 0.1)

@@ -1,5 +1,5 @@
 """The snare rope's statics (diffspace.bodies.rope / snare through the snare scenario) against independent models
-(tests/rope_reference.py: an own planar segmented rope in NumPy and the planar extensible elastica solved with
+(experiments/references/rope_reference.py: an own planar segmented rope in NumPy and the planar extensible elastica solved with
 scipy's solve_bvp): the installed shape at zero load and the virtual spring's pressing curve.
 
 * Same discretisation (30 sections, clamps of stiffness k_tor): agreement to the Newton tolerances.

@@ -1,5 +1,5 @@
 """The unilateral-contact scenario against an independent solution of the same complementarity problem
-(tests/unilateral_reference.py: Pinocchio dynamics, the controller written out again in NumPy, a
+(experiments/references/unilateral_reference.py: Pinocchio dynamics, the controller written out again in NumPy, a
 Stewart-Trinkle time stepper solved by contact-mode enumeration; nothing shared with diffspace but the
 robot description and task in the TOML).
 

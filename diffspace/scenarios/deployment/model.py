@@ -79,7 +79,7 @@ class MastParams(eqx.Module):
 
 
 class Mast(AbstractConstrainedSystem):
-    """The mast system (module docstring). Coordinates ``y = [modules (12 each), shell coordinates]``."""
+    """The mast as a constrained system: rigid modules joined by flexible interfaces. Coordinates ``y = [modules (12 each), shell coordinates]``."""
 
     params: MastParams
     drive: Drive

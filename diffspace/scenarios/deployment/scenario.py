@@ -122,7 +122,7 @@ class DeploymentParams(AbstractParams):
 
 
 class Deployment(AbstractScenario):
-    """The deploying mast (module docstring)."""
+    """Deployment of a rover mast: a driven joint unfolds steel modules joined by flexible shell interfaces."""
 
     name: ClassVar[str] = "deployment"
     headline: ClassVar[tuple[str, str]] = ("residual_vibration_rms_deg_s2", "interface.thickness_m")

@@ -10,9 +10,9 @@ Air-table friction (paper Section 4.1.2 and Eq. (10)). The six free-deceleration
 ``a = 0.0905 m/s^2`` (sample std 0.0026). Coulomb's law ``m a = mu m g`` gives ``mu = a / g``; the paper
 quotes ``mu = 0.00905``, i.e. it used ``g = 10 m/s^2`` (its f1 = 3.3792 N, mu_1 = 0.0088 and
 f = mu (m1 + m2) g = 5.4526 N all follow from g = 10). The data fix only the product ``mu g = a``.
-``friction.model``: ``coulomb`` (default of the shipped config) = air-table friction ``mu m_i g`` on each
+``friction.model``: ``coulomb`` = air-table friction ``mu m_i g`` on each
 body with stick-slip (physical); ``paper`` = Eq. (10), a constant ``f = mu (m1 + m2) g`` on the relative
-motion during contact (the paper's model, kept to reproduce it); ``none``.
+motion during contact (the paper's model; the shipped config uses it to reproduce the paper); ``none`` (the default).
 :func:`friction_from_decelerations` reproduces the paper's numbers.
 
 Design variables: ``impact.approach_speed_m_s``, ``impact.initial_gap_m``, ``impact.mass1_kg``,
