@@ -40,6 +40,9 @@ def test_design_keys_are_labelled_with_joint_numbers_from_one_and_units():
     assert "joint 2" in label and robot.joint_names[1] in label and label.endswith("[deg]")
     assert key_label("friction.viscous_N_m_s_rad", ejection) == "friction viscous [N m s/rad]"
     assert key_label("separation_velocity_m_s") == "separation velocity [m/s]"
+    assert key_label("rope.linear_density_kg_m") == "rope linear density [kg/m]"
+    assert key_label("spring.stiffness_N_m") == "spring stiffness [N/m]"  # a stiffness, not a torque
+    assert key_label("drive_torque_N_m") == "drive torque [N m]"
     unilateral = design_parameters(load_scenario(ROOT / "configs" / "unilateral_contact.toml"))
     assert key_label("contact.mu", unilateral) == "Coulomb friction coefficient"
 

@@ -24,20 +24,6 @@ SCENARIO_MARKER = re.compile(r"^ {0,3}<!--\s*scenario-table\s*-->[ \t]*$")
 ANY_MARKER = re.compile(r"^ {0,3}<!--\s*(?:config|scenario)-table\b")
 FENCE = re.compile(r"^\s*(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
 
-# config-key unit suffixes the metric-suffix reader (diffspace.io.results.name_and_unit) does not know or reads
-# differently in config keys; checked first, longest first
-CONFIG_UNITS = (
-    ("_N_m_s_rad", "N m s/rad"),
-    ("_N_m_rad", "N m/rad"),
-    ("_kg_m3", "kg/m³"),
-    ("_kg_m2", "kg m²"),
-    ("_N_m_n", "N/mⁿ"),
-    ("_N_m2", "N m²"),
-    ("_kg_m", "kg/m"),
-    ("_1_s", "1/s"),
-    ("_m2", "m²"),
-    ("_hz", "Hz"),
-)
 KINDS = {
     "float": "float",
     "int": "integer",
@@ -59,11 +45,6 @@ def key_unit(key: str) -> str:
     length), ``"static_N_m"`` -> ``"N m"`` (a torque); ``""`` when the key has no unit suffix."""
     from diffspace.io.results import name_and_unit
 
-    for suffix, unit in CONFIG_UNITS:
-        if key.endswith(suffix) and len(key) > len(suffix):
-            return unit
-    if key.endswith("_N_m") and "stiffness" in key:
-        return "N/m"
     return name_and_unit(key)[1]
 
 
