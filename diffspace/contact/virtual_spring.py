@@ -4,13 +4,13 @@ Seed: Cai et al. 2021, Aerospace 8:381, Section 3.2. Static displacement-control
 node give the force ``F_c(delta_v)`` (Eq. (40)); a polynomial without constant term (``F_c(0) = 0``) is
 fitted to it, Eqs. (41)-(42),
 
-.. math:: k_v(\delta)\,\delta = \sum_{j=1}^{p} a_j \delta^j,\qquad
-          F_c(\delta, d_{se}) = \sum_{i=1}^{p}\sum_{j=0}^{q} c_{ij}\,\delta^i (d_{se} - d_{ref})^j,
+$$k_v(\delta)\,\delta = \sum_{j=1}^{p} a_j \delta^j,\qquad
+F_c(\delta, d_{se}) = \sum_{i=1}^{p}\sum_{j=0}^{q} c_{ij}\,\delta^i (d_{se} - d_{ref})^j,$$
 
 and the dynamic contact of a striking mass ``m`` with the rope is the 1-D impact of Eq. (43),
-``m delta'' = -(k_v(delta) delta + c_v delta')``: :class:`VirtualSpringLaw` integrated by
-:func:`diffspace.contact.simulate_impact` against a fixed support. The rope's static solves live in
-:mod:`diffspace.bodies.snare`; this module is the force law and the least-squares fits.
+``m delta'' = -(k_v(delta) delta + c_v delta')``: `VirtualSpringLaw` integrated by
+`diffspace.contact.simulate_impact` against a fixed support. The rope's static solves live in
+`diffspace.bodies.snare`; this module is the force law and the least-squares fits.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ class VirtualSpringLaw(AbstractContactLaw):
     r"""Eq. (43): ``F = max(0, sum_j a_j delta^j + c_v delta_dot)`` for ``delta > 0`` (never adhesive).
 
     ``coefficients`` ``a_1 .. a_p`` [N/m^j] (``a_1 = k_v(0)``), ``damping_coefficient`` ``c_v`` [N s/m],
-    ``force_scale`` [N] (makes the release indicator O(1); :meth:`for_impact` uses the linearised peak
+    ``force_scale`` [N] (makes the release indicator O(1); `for_impact` uses the linearised peak
     ``v sqrt(a_1 m)``). ``stiffness = a_1`` and ``exponent = 1`` set only the integrator's scales.
     """
 
@@ -119,7 +119,7 @@ def fit_surface(depths, end_distances, forces, degree: int, degree_d: int = 2, d
 
 
 def eval_surface(coef, depth, end_distance, d_ref: float = 0.26):
-    """``F_c(delta, d_se)`` of :func:`fit_surface` coefficients."""
+    """``F_c(delta, d_se)`` of `fit_surface` coefficients."""
     i = jnp.arange(1, coef.shape[0] + 1)[:, None]
     j = jnp.arange(coef.shape[1])[None, :]
     return jnp.sum(coef * depth**i * (end_distance - d_ref) ** j)

@@ -1,7 +1,7 @@
 r"""Robot-specialised programs for many eager calls on one robot: ``diffspace.compile_robot(robot)``.
 
 The plain functions (``diffspace.forward_dynamics(robot, q, v, tau)``) compile once per robot *topology*
-(:mod:`diffspace.core.eager`): the robot's arrays are arguments, so a robot with other masses or link lengths
+(`diffspace.core.eager`): the robot's arrays are arguments, so a robot with other masses or link lengths
 reuses the program. For a loop over states of *one* robot, ::
 
     fast = diffspace.compile_robot(robot)
@@ -18,7 +18,7 @@ calls; batches of states are faster still with ``jax.vmap`` (per-sample cost at 
 
 Arguments after the robot follow the eager rule: arrays are traced, hashable values (``None``, strings such as
 ``kernel="crba"``, booleans) are static and select a program. Outside Python loops (inside ``jit``, ``vmap``,
-``grad``) use the plain functions: they nest in the surrounding program (:mod:`diffspace.core.eager`).
+``grad``) use the plain functions: they nest in the surrounding program (`diffspace.core.eager`).
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ _FUNCTIONS = (
 
 
 class CompiledRobot:
-    """The dynamics functions of :mod:`diffspace.core.dynamics` bound to one robot (module docstring).
+    """The dynamics functions of `diffspace.core.dynamics` bound to one robot (module docstring).
 
     Attribute ``name`` (one of ``functions``) is ``fn(*args, **kwargs)`` without the robot argument.
     """
