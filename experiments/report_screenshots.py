@@ -1,4 +1,5 @@
-"""Screenshots of every scenario's report for the README, by the same headless-Chromium path as the tests
+"""Screenshots of every scenario's report for the documentation (docs/index.md, the scenario pages), by the same
+headless-Chromium path as the tests
 (tests/test_report.py), with each report's size and the time it took to write.
 
     python experiments/report_screenshots.py [scenario ...]     # default: all ten
