@@ -1,5 +1,20 @@
 """diffspace: differentiable space-mechanism dynamics in JAX.
 
+**Public API.** The names in ``diffspace.__all__`` are the documented, stable interface: the rigid-body
+dynamics functions (:mod:`diffspace.core.dynamics`: ``kinematics``, ``mass_matrix``, ``forward_dynamics``,
+``inverse_dynamics``, ``center_of_mass``, ``momentum``, ...), the robot model (``Robot``, ``LinkTree``,
+``build_robot``, ``load_robot``, ``compile_robot``), the joint drive laws (``Drive``, ``RestToRest``,
+``Tabulated``), scenarios (``load_scenario``; a scenario's ``simulate``, ``metrics``, ``with_design``,
+``design_space`` and ``summary`` are its protocol, :class:`diffspace.scenarios.AbstractScenario`), the warm
+start (``enable_cache``) and the outcome codes and errors (``Status``, ``ConfigError``, ``SolverFailure``).
+The documented modules they come from (``diffspace.core.dynamics``, ``diffspace.scenarios``, ...) keep their
+documented names too. Everything else (names starting with ``_``, modules and functions the documentation does
+not describe) is internal and may change without notice. ``import diffspace`` loads only the dynamics core;
+``load_scenario`` and ``enable_cache`` import the scenarios and the cache machinery on first call.
+
+**Units.** Inside diffspace every quantity is SI (m, kg, s, rad). Configs give revolute joint values in degrees
+and prismatic ones in metres (keys say their unit); :func:`load_scenario` converts them.
+
 float64 is enabled at import (``jax_enable_x64``): the physics checks need 1e-9 agreement. The one other
 import-time setting: XLA's CPU backend is asked for its classic loop emitters
 (``--xla_cpu_use_fusion_emitters=false`` appended to ``XLA_FLAGS`` unless the user set that flag or
@@ -9,8 +24,8 @@ fast and run as fast or faster than the newer MLIR emitters (measured by ``diffs
 opt-out, unless the user set it): ``EQX_ON_ERROR=nan``, so Equinox's runtime checks inside Diffrax /
 Optimistix / Lineax return NaN instead of raising through a host callback; a program with a host callback is
 never written to JAX's persistent compilation cache, and diffspace reports failures as statuses anyway (a NaN
-outcome is ``non_finite``). The command line turns on the persistent compilation cache
-(``diffspace.app.cache``).
+outcome is ``non_finite``). The command line turns on the persistent compilation cache; a Python program opts in
+with :func:`enable_cache`.
 """
 
 import os
@@ -49,14 +64,68 @@ from .actuation.drive import Drive, RestToRest, Tabulated  # noqa: E402
 from .io import load_robot  # noqa: E402
 from .core.compiled import CompiledRobot, compile_robot  # noqa: E402
 from .core.robot import LinkTree, Robot, build_robot  # noqa: E402
+from .core.status import ConfigError, SolverFailure, Status  # noqa: E402
+
+
+def load_scenario(config, overrides=()):
+    """Build the scenario a config describes: a TOML file path or a config dict, plus ``--set`` overrides.
+
+    Args:
+        config: Path of a TOML config (e.g. ``"configs/ejection_plane.toml"``; relative paths inside it resolve
+            against its folder) or a dict with the same tables (relative paths resolve against the current
+            directory).
+        overrides: ``"section.key=value"`` strings, as the command line's ``--set`` (values in TOML syntax, config
+            units).
+
+    Returns:
+        The scenario, an :class:`~diffspace.scenarios.AbstractScenario`: ``scenario.simulate(scenario.params)``
+        runs it; ``metrics``, ``with_design`` and ``design_space`` serve design work.
+
+    Raises:
+        ConfigError: Bad input, one line per problem.
+
+    Examples:
+        >>> import diffspace
+        >>> scenario = diffspace.load_scenario("configs/free_floating.toml", ["simulation.t_final_s=1.0"])
+        >>> scenario.name, float(scenario.t_final)
+        ('free_floating', 1.0)
+    """
+    from .scenarios import load_scenario as load
+
+    return load(config, overrides)
+
+
+def enable_cache(path=None):
+    """Turn on JAX's persistent compilation cache for this process, in the command line's per-user directory.
+
+    A later process that compiles the same programs (same diffspace and library versions, same static
+    configuration and array shapes) reads them from the cache instead of compiling them. Call it once, before
+    the first compile; programs compiling in under ``DIFFSPACE_CACHE_MIN_COMPILE_S`` seconds (default 0.5) are
+    not stored.
+
+    Args:
+        path: The cache directory; ``None``: ``$DIFFSPACE_CACHE_DIR``, else ``$XDG_CACHE_HOME/diffspace/jax``,
+            else ``~/.cache/diffspace/jax`` (the directory ``diffspace run`` uses).
+
+    Returns:
+        The directory (a ``pathlib.Path``), or ``None`` when ``DIFFSPACE_NO_CACHE=1`` or the directory cannot be
+        created (the process then runs without the cache).
+    """
+    from .app.cache import enable_cache as enable
+
+    return enable(path=path)
+
 
 __all__ = [
     "CompiledRobot",
+    "ConfigError",
     "Drive",
     "LinkTree",
     "RestToRest",
-    "Tabulated",
     "Robot",
+    "SolverFailure",
+    "Status",
+    "Tabulated",
     "base_momentum",
     "bias_forces",
     "bias_from_kinematics",
@@ -65,6 +134,7 @@ __all__ = [
     "center_of_mass",
     "compile_robot",
     "configuration_derivative",
+    "enable_cache",
     "forward_dynamics",
     "frame_jacobian",
     "frame_pose",
@@ -73,6 +143,7 @@ __all__ = [
     "kinematics",
     "kinetic_energy",
     "load_robot",
+    "load_scenario",
     "mass_matrix",
     "mass_matrix_and_bias",
     "mass_matrix_from_kinematics",

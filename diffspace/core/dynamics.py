@@ -65,6 +65,27 @@ def kinematics(robot: Robot, q: Float[Array, " nq"], v: Float[Array, " nv"] | No
 
     The recursion runs in topological order (parents first); scanning instead of unrolling keeps the
     compiled program small whatever the number of bodies.
+
+    Args:
+        robot: The robot (``nb`` bodies, ``n`` joints; ``nq = 7 + n``, ``nv = 6 + n``).
+        q: Configuration ``(nq,)``: base position [m, world], base quaternion (xyzw, base to world), joint
+            values [rad or m].
+        v: Velocity ``(nv,)``: base twist ``[v_B, omega_B]`` in the base frame [m/s, rad/s], joint rates
+            [rad/s or m/s]; ``None``: zero.
+        gravity: World gravity vector ``(3,)`` [m/s^2] folded into the bias accelerations; ``None``: none.
+
+    Returns:
+        :class:`Kinematics` in body frames, relative to the base frame (not the world): ``rot (nb, 3, 3)``,
+        ``pos (nb, 3)`` [m], ``jac (nb, 6, nv)``, ``twist (nb, 6)``, ``bias_accel (nb, 6)``.
+
+    Examples:
+        >>> import numpy as np, diffspace
+        >>> robot = diffspace.load_robot("configs/robots/generic_arm7.urdf")  # 7 joints on a 40 kg base
+        >>> kin = diffspace.kinematics(robot, robot.neutral())
+        >>> kin.jac.shape  # 8 bodies (base + 7 links), 6 + 7 velocities
+        (8, 6, 13)
+        >>> round(float(kin.pos[-1, 2]), 6)  # link 7 above the base origin: the sum of the joint spacings [m]
+        1.261
     """
     nb, nv = len(robot.parents), robot.nv
     v = jnp.zeros(nv) if v is None else v
@@ -109,7 +130,15 @@ def base_pose(q: Float[Array, " nq"]):
 
 @eager_jit
 def body_placements(robot: Robot, q: Float[Array, " nq"]):
-    """World placement of every body: rotations ``(nb,3,3)`` and positions ``(nb,3)``."""
+    """World placement of every body.
+
+    Args:
+        robot: The robot.
+        q: Configuration ``(nq,)`` (see :func:`kinematics`).
+
+    Returns:
+        ``(rot, pos)``: body-to-world rotations ``(nb, 3, 3)`` and body origins ``(nb, 3)`` [m, world].
+    """
     return _world(q, kinematics(robot, q))
 
 
@@ -142,8 +171,29 @@ def bias_from_kinematics(robot: Robot, kin: Kinematics, accel: Float[Array, " nv
 
 @eager_jit
 def mass_matrix(robot: Robot, q: Float[Array, " nq"], kernel: str = "auto") -> Float[Array, "nv nv"]:
-    """Joint-space inertia matrix ``H(q)`` (eq. (7) of the ejection paper); ``kernel``: ``"auto"``/``"crba"``
-    (recursive CRBA) or ``"dense"`` (``sum J^T I J``), see the module docstring."""
+    """Joint-space inertia matrix ``H(q)`` (eq. (7) of the ejection paper), symmetric positive definite.
+
+    Args:
+        robot: The robot.
+        q: Configuration ``(nq,)`` (see :func:`kinematics`).
+        kernel: ``"auto"``/``"crba"`` (recursive CRBA) or ``"dense"`` (``sum J^T I J``); see the module
+            docstring.
+
+    Returns:
+        ``H`` ``(nv, nv)`` in the velocity coordinates of :func:`kinematics` (base twist in the base frame):
+        kinetic energy ``T = v^T H v / 2`` [J]; blocks in kg, kg m and kg m^2.
+
+    Examples:
+        >>> import numpy as np, diffspace
+        >>> robot = diffspace.load_robot("configs/robots/generic_arm7.urdf")  # 7 joints on a 40 kg base
+        >>> H = diffspace.mass_matrix(robot, robot.neutral())
+        >>> H.shape
+        (13, 13)
+        >>> print(np.round(np.diag(H[:3, :3]), 6))  # a translating base carries the total mass [kg]
+        [63.1 63.1 63.1]
+        >>> bool(np.allclose(H, H.T))
+        True
+    """
     if _kernel(kernel, ("crba", "dense"), "crba") == "crba":
         return _crba(robot, q)
     return _dense_mass_matrix(robot, q)
@@ -177,31 +227,91 @@ def _kernel(name: str, known: tuple[str, ...], auto: str) -> str:
 def bias_forces(
     robot: Robot, q: Float[Array, " nq"], v: Float[Array, " nv"], gravity: Float[Array, "3"] | None = None
 ) -> Float[Array, " nv"]:
-    """Coriolis and centrifugal forces ``b(q, v)`` (plus gravity if a world ``gravity`` vector is given), RNEA."""
+    """Coriolis and centrifugal forces ``b(q, v)`` (plus gravity if a world ``gravity`` vector is given), RNEA.
+
+    Args:
+        robot: The robot.
+        q: Configuration ``(nq,)``; v: velocity ``(nv,)`` (see :func:`kinematics`).
+        gravity: World gravity ``(3,)`` [m/s^2]; ``None``: none.
+
+    Returns:
+        ``b`` ``(nv,)``: base wrench ``[force, torque]`` in the base frame [N, N m], then joint torques [N m]
+        (forces [N] for prismatic joints).
+    """
     return bias_from_kinematics(robot, kinematics(robot, q, v, gravity))
 
 
 @eager_jit
 def inverse_dynamics(robot: Robot, q, v, a, gravity=None) -> Float[Array, " nv"]:
-    """Generalised forces ``tau = H(q) a + b(q, v)`` (RNEA, written with the body Jacobians)."""
+    """Generalised forces ``tau = H(q) a + b(q, v)`` (RNEA, written with the body Jacobians).
+
+    Args:
+        robot: The robot.
+        q: Configuration ``(nq,)``; v: velocity ``(nv,)`` (see :func:`kinematics`).
+        a: Acceleration ``(nv,)``: base ``[dv_B/dt, domega_B/dt]`` in the base frame [m/s^2, rad/s^2], joint
+            accelerations [rad/s^2 or m/s^2].
+        gravity: World gravity ``(3,)`` [m/s^2]; ``None``: none.
+
+    Returns:
+        ``tau`` ``(nv,)``: base wrench in the base frame [N, N m], then joint torques [N m] (or forces [N]).
+
+    Examples:
+        >>> import numpy as np, diffspace
+        >>> robot = diffspace.load_robot("configs/robots/generic_arm7.urdf")  # 7 joints on a 40 kg base
+        >>> q, v = robot.neutral(), np.zeros(robot.nv)
+        >>> free_fall = np.zeros(robot.nv); free_fall[2] = -9.81  # the base falls, the joints hold still
+        >>> tau = diffspace.inverse_dynamics(robot, q, v, free_fall, gravity=np.array([0.0, 0.0, -9.81]))
+        >>> bool(np.abs(tau).max() < 1e-9)  # falling freely needs no force
+        True
+    """
     return bias_from_kinematics(robot, kinematics(robot, q, v, gravity), a)
 
 
 @eager_jit
 def mass_matrix_and_bias(robot: Robot, q, v, gravity=None):
-    """``H(q)`` and ``b(q, v)`` from a single kinematics pass."""
+    """``H(q)`` and ``b(q, v)`` from a single kinematics pass.
+
+    Args:
+        robot: The robot.
+        q: Configuration ``(nq,)``; v: velocity ``(nv,)`` (see :func:`kinematics`).
+        gravity: World gravity ``(3,)`` [m/s^2]; ``None``: none.
+
+    Returns:
+        ``(H, b)``: ``(nv, nv)`` and ``(nv,)``, as :func:`mass_matrix` and :func:`bias_forces`.
+    """
     kin = kinematics(robot, q, v, gravity)
     return mass_matrix_from_kinematics(robot, kin), bias_from_kinematics(robot, kin)
 
 
 @eager_jit
 def forward_dynamics(robot: Robot, q, v, tau, kernel: str = "auto") -> Float[Array, " nv"]:
-    """Accelerations ``dv/dt = H^{-1}(tau - b)`` of the free-floating system.
+    """Accelerations ``dv/dt = H^{-1}(tau - b)`` of the free-floating system (no gravity).
 
-    ``kernel``: ``"auto"``/``"aba"`` (O(n) articulated-body algorithm), ``"crba"`` (CRBA + RNEA + sparse
-    ``L^T D L``) or ``"dense"`` (``sum J^T I J`` + Cholesky); see the module docstring. For many states use
-    ``jax.vmap(forward_dynamics, in_axes=(None, 0, 0, 0))``; for a time loop, ``jax.lax.scan`` inside one
-    ``jax.jit``.
+    For many states use ``jax.vmap(forward_dynamics, in_axes=(None, 0, 0, 0))``; for a time loop,
+    ``jax.lax.scan`` inside one ``jax.jit``.
+
+    Args:
+        robot: The robot.
+        q: Configuration ``(nq,)``; v: velocity ``(nv,)`` (see :func:`kinematics`).
+        tau: Generalised forces ``(nv,)``: base wrench in the base frame [N, N m], joint torques [N m] (forces
+            [N] for prismatic joints).
+        kernel: ``"auto"``/``"aba"`` (O(n) articulated-body algorithm), ``"crba"`` (CRBA + RNEA + sparse
+            ``L^T D L``) or ``"dense"`` (``sum J^T I J`` + Cholesky); see the module docstring.
+
+    Returns:
+        ``dv/dt`` ``(nv,)``: base ``[dv_B/dt, domega_B/dt]`` in the base frame [m/s^2, rad/s^2], joint
+        accelerations [rad/s^2 or m/s^2].
+
+    Examples:
+        >>> import numpy as np, diffspace
+        >>> robot = diffspace.load_robot("configs/robots/generic_arm7.urdf")  # 7 joints on a 40 kg base
+        >>> q, v = robot.neutral(), np.zeros(robot.nv)
+        >>> tau = np.zeros(robot.nv); tau[6] = 1.0  # 1 N m at joint 1
+        >>> a = diffspace.forward_dynamics(robot, q, v, tau)
+        >>> bool(np.allclose(diffspace.inverse_dynamics(robot, q, v, a), tau))  # the two are inverses
+        True
+        >>> bool(np.allclose(diffspace.mass_matrix(robot, q) @ a, tau))
+        True
     """
     kernel = _kernel(kernel, ("aba", "crba", "dense"), "aba")
     if kernel == "aba":
@@ -234,7 +344,11 @@ def _aba_jvp(primals, tangents):
 
 @eager_jit
 def base_momentum(robot: Robot, q, v) -> Float[Array, "6"]:
-    """Spatial momentum of the whole system about the base origin, in the base frame: the base rows of ``H v``."""
+    """Spatial momentum of the whole system about the base origin, in the base frame: the base rows of ``H v``.
+
+    Returns:
+        ``(6,)``: linear [kg m/s] and angular [kg m^2/s] momentum.
+    """
     kin = kinematics(robot, q, v)
     momenta = jnp.einsum("bkl,bl->bk", _body_inertias(robot), kin.twist)
     return jnp.einsum("bki,bk->i", kin.jac[:, :, :6], momenta)
@@ -242,7 +356,23 @@ def base_momentum(robot: Robot, q, v) -> Float[Array, "6"]:
 
 @eager_jit
 def momentum(robot: Robot, q, v) -> tuple[Float[Array, "3"], Float[Array, "3"]]:
-    """Linear momentum and angular momentum about the world origin, both in the world frame."""
+    """Linear momentum and angular momentum about the world origin, both in the world frame.
+
+    Args:
+        robot: The robot.
+        q: Configuration ``(nq,)``; v: velocity ``(nv,)`` (see :func:`kinematics`).
+
+    Returns:
+        ``(p, L)``: linear momentum ``(3,)`` [kg m/s] and angular momentum ``(3,)`` [kg m^2/s], world axes.
+
+    Examples:
+        >>> import numpy as np, diffspace
+        >>> robot = diffspace.load_robot("configs/robots/generic_arm7.urdf")  # 7 joints on a 40 kg base
+        >>> v = np.zeros(robot.nv); v[0] = 0.1  # the whole system translating at 0.1 m/s
+        >>> p, L = diffspace.momentum(robot, robot.neutral(), v)
+        >>> round(float(p[0]), 6)  # 63.1 kg x 0.1 m/s
+        6.31
+    """
     rot_b, pos_b = base_pose(q)
     h = spatial.force_to_parent(rot_b, pos_b, base_momentum(robot, q, v))
     return h[:3], h[3:]
@@ -250,7 +380,24 @@ def momentum(robot: Robot, q, v) -> tuple[Float[Array, "3"], Float[Array, "3"]]:
 
 @eager_jit
 def center_of_mass(robot: Robot, q) -> Float[Array, "3"]:
-    """World position of the system's centre of mass."""
+    """World position of the system's centre of mass.
+
+    Args:
+        robot: The robot.
+        q: Configuration ``(nq,)`` (see :func:`kinematics`).
+
+    Returns:
+        ``(3,)`` [m], world frame.
+
+    Examples:
+        >>> import numpy as np, diffspace
+        >>> robot = diffspace.load_robot("configs/robots/generic_arm7.urdf")  # 7 joints on a 40 kg base
+        >>> q = np.asarray(robot.neutral())
+        >>> moved = q.copy(); moved[0] += 1.0  # the base 1 m further along world x
+        >>> shift = diffspace.center_of_mass(robot, moved) - diffspace.center_of_mass(robot, q)
+        >>> print(np.round(np.asarray(shift), 9))
+        [1. 0. 0.]
+    """
     rots, poss = body_placements(robot, q)
     points = poss + jnp.einsum("bij,bj->bi", rots, robot.com)
     return robot.mass @ points / robot.total_mass
@@ -258,12 +405,37 @@ def center_of_mass(robot: Robot, q) -> Float[Array, "3"]:
 
 @eager_jit
 def kinetic_energy(robot: Robot, q, v) -> Float[Array, ""]:
+    """Kinetic energy ``T = sum_i v_i^T I_i v_i / 2`` of all bodies (equal to ``v^T H(q) v / 2``).
+
+    Args:
+        robot: The robot.
+        q: Configuration ``(nq,)``; v: velocity ``(nv,)`` (see :func:`kinematics`).
+
+    Returns:
+        ``T`` [J], a scalar.
+
+    Examples:
+        >>> import numpy as np, diffspace
+        >>> robot = diffspace.load_robot("configs/robots/generic_arm7.urdf")  # 7 joints on a 40 kg base
+        >>> v = np.zeros(robot.nv); v[0] = 0.1  # the whole system translating at 0.1 m/s
+        >>> round(float(diffspace.kinetic_energy(robot, robot.neutral(), v)), 6)  # 63.1 kg x (0.1 m/s)^2 / 2
+        0.3155
+    """
     kin = kinematics(robot, q, v)
     return 0.5 * jnp.einsum("bk,bkl,bl->", kin.twist, _body_inertias(robot), kin.twist)
 
 
 def frame_pose(robot: Robot, q, name: str):
-    """World rotation and position of a named frame (any link of the description, merged or not)."""
+    """World rotation and position of a named frame (any link of the description, merged or not).
+
+    Args:
+        robot: The robot.
+        q: Configuration ``(nq,)`` (see :func:`kinematics`).
+        name: A frame of ``robot.frame_names``.
+
+    Returns:
+        ``(rot, pos)``: frame-to-world rotation ``(3, 3)`` and origin ``(3,)`` [m, world].
+    """
     return _frame_pose(robot, q, jnp.asarray(robot.frame_index(name)))
 
 
@@ -277,8 +449,24 @@ def _frame_pose(robot: Robot, q, k):
 def frame_jacobian(robot: Robot, q, name: str, reference: str = "world") -> Float[Array, "6 nv"]:
     """Jacobian of a frame's twist ``[v; omega]`` with respect to ``v``.
 
-    ``reference="world"``: velocity of the frame origin and angular velocity in world axes (Pinocchio's
-    LOCAL_WORLD_ALIGNED); ``"local"``: both in the frame's own axes (Pinocchio's LOCAL).
+    Args:
+        robot: The robot.
+        q: Configuration ``(nq,)`` (see :func:`kinematics`).
+        name: A frame of ``robot.frame_names``.
+        reference: ``"world"``: velocity of the frame origin and angular velocity in world axes (Pinocchio's
+            LOCAL_WORLD_ALIGNED); ``"local"``: both in the frame's own axes (Pinocchio's LOCAL).
+
+    Returns:
+        ``J`` ``(6, nv)``: the frame twist [m/s, rad/s] is ``J @ v``.
+
+    Examples:
+        >>> import numpy as np, diffspace
+        >>> robot = diffspace.load_robot("configs/robots/generic_arm7.urdf")  # 7 joints on a 40 kg base
+        >>> J = diffspace.frame_jacobian(robot, robot.neutral(), "ee")
+        >>> J.shape
+        (6, 13)
+        >>> bool(np.allclose(J[:3, :3], np.eye(3)))  # translating the base moves the end effector alike
+        True
     """
     if reference not in ("world", "local"):
         raise ValueError(f"reference must be 'world' or 'local', got {reference!r}")
@@ -300,6 +488,14 @@ def generalized_jacobian(robot: Robot, q, name: str) -> Float[Array, "6 n"]:
 
     With zero system momentum the base twist follows the joint rates, :math:`v_b = -H_b^{-1} H_{bm}\dot\theta`,
     so the frame twist (world axes) is :math:`J^* \dot\theta` with :math:`J^* = J_m - J_b H_b^{-1} H_{bm}`.
+
+    Args:
+        robot: The robot (``n`` joints).
+        q: Configuration ``(nq,)`` (see :func:`kinematics`).
+        name: A frame of ``robot.frame_names``.
+
+    Returns:
+        ``J*`` ``(6, n)``: the frame twist ``[v; omega]`` [m/s, rad/s], world axes, per joint rate.
     """
     h = mass_matrix(robot, q)
     jac = frame_jacobian(robot, q, name, "world")

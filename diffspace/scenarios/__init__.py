@@ -7,7 +7,9 @@ loading one config does not import (or compile) the others.
 
 from __future__ import annotations
 
+import copy
 import importlib
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from ..io.config import apply_overrides, read_toml, validate
@@ -65,12 +67,32 @@ def resolve_config(raw: dict, base_dir: Path, where: str = "config") -> tuple[ty
     return cls, validate(body, cls.schema(), base_dir)
 
 
-def load_scenario(path: str | Path, overrides: list[str] = ()) -> AbstractScenario:
-    """Read a TOML config, apply ``--set``-style ``overrides`` and build its scenario (``ConfigError`` on bad
-    input). Design tables (``[sweep]``, ``[optimize]``, ...) are ignored."""
-    path = Path(path)
-    raw = {k: v for k, v in apply_overrides(read_toml(path), list(overrides)).items() if k not in COMMAND_SECTIONS}
-    cls, cfg = resolve_config(raw, path.parent, str(path))
+def load_scenario(config: str | Path | Mapping, overrides: Sequence[str] = ()) -> AbstractScenario:
+    """Build the scenario a config describes.
+
+    Args:
+        config: Path of a TOML config file, or a config already in memory (a dict with the same tables as
+            the file, e.g. ``{"robot": {...}, "motion": {...}}``). Relative paths inside a file resolve
+            against the file's folder; inside a dict, against the current directory. A dict is copied, never
+            modified.
+        overrides: ``--set``-style ``"section.key=value"`` strings (values in TOML syntax), applied before
+            validation.
+
+    Returns:
+        The scenario (an :class:`AbstractScenario`), its ``params`` holding the config's values in SI units.
+
+    Raises:
+        ConfigError: A missing or invalid file, an unknown scenario, section or key, a wrong type or an
+            out-of-range value (one line per problem). Design tables (``[sweep]``, ``[optimize]``, ...) are
+            ignored.
+    """
+    if isinstance(config, Mapping):
+        raw, base_dir, where = copy.deepcopy(dict(config)), Path.cwd(), "config"
+    else:
+        path = Path(config)
+        raw, base_dir, where = read_toml(path), path.parent, str(path)
+    raw = {k: v for k, v in apply_overrides(raw, list(overrides)).items() if k not in COMMAND_SECTIONS}
+    cls, cfg = resolve_config(raw, base_dir, where)
     return cls.from_config(cfg)
 
 
