@@ -93,3 +93,47 @@ def test_free_floating_run_writes_results(tmp_path):
     summary = json.loads((out / "summary.json").read_text())
     assert summary["momentum_drift_kg_m_s"] < 1e-9
     assert (out / "timeseries.csv").is_file() and (out / "motion.png").is_file()
+
+
+def test_version_prints_the_installed_package_version(capsys):
+    from importlib.metadata import version
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--version"])
+    assert exit_info.value.code == 0
+    assert capsys.readouterr().out.strip() == f"diffspace {version('diffspace')}"
+
+
+def _help_texts() -> dict[str, str]:
+    """``--help`` of the top-level parser and of every subcommand, as the user sees them."""
+    import argparse
+
+    from diffspace.app.cli import build_parser
+
+    parser = build_parser()
+    texts = {"diffspace": parser.format_help()}
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            texts |= {f"diffspace {name}": sub.format_help() for name, sub in action.choices.items()}
+    return texts
+
+
+def test_every_help_text_is_plain_and_describes_its_command():
+    import re
+
+    texts = _help_texts()
+    assert set(texts) == {"diffspace"} | {f"diffspace {c}" for c in
+                                          ("run", "sweep", "montecarlo", "optimize", "fit", "bench", "view")}
+    markup = re.compile(r"``|:(class|func|mod|meth|math|attr):`")
+    for name, text in texts.items():
+        assert not markup.search(text), (name, markup.search(text).group())
+        assert "SPEC" not in text, name
+        assert not re.search(r"/work/|shared/|\.\./", text), name  # paths users do not have
+        description = text.split("\n\n")[1]  # usage, then the description paragraph
+        assert len(description.split()) >= 8, (name, description)
+
+
+def test_top_level_help_lists_the_exit_codes():
+    text = _help_texts()["diffspace"]
+    for code in ("0", "1", "2", "3", "130"):
+        assert any(line.split()[:1] == [code] for line in text.splitlines()), code

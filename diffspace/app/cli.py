@@ -1,8 +1,7 @@
-"""The ``diffspace`` command: ``run | sweep | montecarlo | optimize | fit | bench | view``.
+"""The ``diffspace`` command line: run, sweep, montecarlo, optimize, fit, bench and view.
 
-A config selects its scenario (``scenario = "<name>"`` or its scenario section). Bad input prints one line
-per problem naming the key or file and exits with status 2, without a traceback; a simulation that fails
-exits with status 3 naming the phase; Ctrl-C exits with status 130 saying what was kept.
+The help texts below are what ``diffspace --help`` and ``diffspace <command> --help`` print: plain sentences,
+since users read them in a terminal.
 """
 
 from __future__ import annotations
@@ -58,35 +57,108 @@ def _command(args) -> int:
     return 0
 
 
+DESCRIPTION = """\
+Differentiable simulation of space mechanisms: run a scenario, sweep it, run a Monte-Carlo campaign,
+optimise a design or fit parameters to measured data. Every command but bench and view reads a TOML
+config that names its scenario (scenario = "<name>", or the scenario's own section).
+"""
+
+EPILOG = """\
+exit status:
+  0    success
+  1    internal error (a diffspace defect; DIFFSPACE_TRACEBACK=1 prints the traceback)
+  2    bad input: one line per problem, naming the config key or file
+  3    a simulation failed (the message names the phase)
+  130  interrupted (Ctrl-C); the message says what was kept
+
+Run "diffspace <command> --help" for the options of one command.
+"""
+
+COMMAND_HELP = {
+    "run": ("simulate one config (or the cases of its [study] table)",
+            "Simulate the scenario of CONFIG once, or every case of its [study] table in one batched run, and\n"
+            "write summary.json, time series, plots and report.html to --out. Without CONFIG, runs the\n"
+            "five-attitude ejection study shipped with diffspace."),
+    "sweep": ("evaluate the grid or samples of the config's [sweep] table",
+              "Evaluate the scenario over the axes of the config's [sweep] table (a grid, random or Latin\n"
+              "hypercube samples), in chunks of batched simulations. Finished chunks are kept: rerunning the\n"
+              "same command after an interruption resumes where it stopped."),
+    "montecarlo": ("propagate the dispersions of the config's [montecarlo] table",
+                   "Draw the dispersed config keys of the [montecarlo] table, simulate every draw in batched\n"
+                   "chunks and write the statistics of each output (mean, standard deviation, extremes,\n"
+                   "percentiles, counts of failed runs). Finished chunks are kept, as for sweep."),
+    "optimize": ("optimise design variables ([optimize] table)",
+                 "Optimise the design variables of the [optimize] table: a sweep of the box, then gradient\n"
+                 "steps (Adam) through the simulation from several starts, then a polish onto active\n"
+                 "constraints. The config's own design is the first start and the baseline of the report;\n"
+                 "optimum.toml in --out is a runnable config of the optimum."),
+    "fit": ("fit parameters to measured data ([fit] table, --data CSV)",
+            "Fit the parameters of the [fit] table to the measured data in --data (Levenberg-Marquardt with\n"
+            "gradients through the simulation). Writes fit_report.json (values, standard errors,\n"
+            "correlations, residuals) and fitted.toml, a runnable config with the fitted values."),
+    "bench": ("measure speed against Pinocchio and MuJoCo on this machine",
+              "Measure speed on this machine: the rigid-body dynamics kernels (batched) against Pinocchio,\n"
+              "the ejection simulation (one at a time and batched) against MuJoCo at the same accuracy,\n"
+              "and compile times. A part whose reference engine is not installed is skipped with a message.\n"
+              "Writes the tables and plots to --out; never uses the compilation cache."),
+    "view": ("open DIR/report.html in the default browser (or print its path)",
+             "Open the report.html of a results directory in the default web browser; where no browser is\n"
+             "available, print the report's path."),
+}
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("diffspace")
+    except PackageNotFoundError:  # running from a source tree that was never installed
+        return "unknown (not installed)"
+
+
+def _add_command(sub, name: str) -> argparse.ArgumentParser:
+    summary, description = COMMAND_HELP[name]
+    return sub.add_parser(name, help=summary, description=description,
+                          formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
 def _distributed_flags(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("several processes sharing the chunks (one --out on a shared filesystem)")
     group.add_argument("--distributed", action="store_true",
                        help="join the job's processes (SLURM, Open MPI, Kubernetes: detected by JAX)")
     group.add_argument("--coordinator", default=None, metavar="HOST:PORT", help="process 0's address")
-    group.add_argument("--num-processes", type=int, default=None, metavar="N")
+    group.add_argument("--num-processes", type=int, default=None, metavar="N", help="number of processes")
     group.add_argument("--process-id", type=int, default=None, metavar="I", help="0 .. N-1; 0 writes the results")
 
 
+def _config_command(sub, name: str) -> None:
+    p = _add_command(sub, name)
+    p.add_argument("config", nargs="?" if name == "run" else None, default=None, metavar="CONFIG",
+                   help="TOML config file" + (" (default: the shipped ejection study)" if name == "run" else ""))
+    p.add_argument("--out", default=None, metavar="DIR", help="output directory (default runs/<config>_<command>)")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a config key, e.g. --set simulation.t_final_s=2.0 (repeatable)")
+    p.add_argument("--overwrite", action="store_true", help="replace results of another command or config in --out")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    p.add_argument("--no-cache", action="store_true", help="do not use the persistent compilation cache")
+    if name == "fit":
+        p.add_argument("--data", default=None, metavar="CSV", help="measured data CSV (required)")
+    if name in ("sweep", "montecarlo", "optimize"):
+        _distributed_flags(p)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="diffspace", description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser = argparse.ArgumentParser(prog="diffspace", description=DESCRIPTION, epilog=EPILOG,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"diffspace {_version()}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in ("run", "sweep", "montecarlo", "optimize", "fit"):
-        p = sub.add_parser(name)
-        p.add_argument("config", nargs="?" if name == "run" else None, default=None)
-        p.add_argument("--out", default=None, help="output directory (default runs/<config>_<command>)")
-        p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="override a config key")
-        p.add_argument("--overwrite", action="store_true", help="replace results of another command or config")
-        p.add_argument("--quiet", action="store_true", help="no progress bars")
-        p.add_argument("--no-cache", action="store_true", help="do not use the persistent compilation cache")
-        if name == "fit":
-            p.add_argument("--data", default=None, help="measured data CSV")
-        if name in ("sweep", "montecarlo", "optimize"):
-            _distributed_flags(p)
-    bench = sub.add_parser("bench")
+        _config_command(sub, name)
+    bench = _add_command(sub, "bench")
     bench.add_argument("--quick", action="store_true", help="small batches, few repeats")
-    bench.add_argument("--out", default="runs/bench")
-    view = sub.add_parser("view", help="open DIR/report.html in the default browser (or print its path)")
-    view.add_argument("directory", metavar="DIR")
+    bench.add_argument("--out", default="runs/bench", metavar="DIR", help="output directory (default runs/bench)")
+    view = _add_command(sub, "view")
+    view.add_argument("directory", metavar="DIR", help="a results directory written by diffspace")
     return parser
 
 
