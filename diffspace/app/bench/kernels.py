@@ -1,4 +1,4 @@
-r"""Dynamics-kernel benchmark: our kernels against each other and against Pinocchio (issue 14).
+r"""Dynamics-kernel benchmark: our kernels against each other and against Pinocchio.
 
 Measured in one process, interleaved (each round times every candidate once, the minimum over rounds is
 kept), so a load change on a shared machine affects all candidates alike; report ratios, not absolutes.

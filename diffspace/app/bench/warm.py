@@ -1,5 +1,5 @@
 """Warm starts: wall time of the default study (``diffspace run``) in a fresh process, first with an empty
-persistent compilation cache and then again with the cache the first run filled (issue 14: the second run
+persistent compilation cache and then again with the cache the first run filled (the second run
 should start in under 10 s). Both runs are real command-line processes with their own result folders."""
 
 from __future__ import annotations

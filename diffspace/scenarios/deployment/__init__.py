@@ -1,4 +1,4 @@
-"""Deployment of a rigid-flexible rover mast with ANCF thin-shell interfaces (issue 11; Liu, Wen & Zhang 2024): the
+"""Deployment of a rigid-flexible rover mast with ANCF thin-shell interfaces (Liu, Wen & Zhang 2024): the
 scenario (:mod:`.scenario`), the constrained mast model (:mod:`.model`), its generalized-alpha simulation
 (:mod:`.simulation`) and the reports (:mod:`.report`)."""
 

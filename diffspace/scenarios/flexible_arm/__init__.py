@@ -1,4 +1,4 @@
-"""Free-floating manipulator with a flexible link (issue 13): maximal-coordinate quaternion model with Baumgarte
+"""Free-floating manipulator with a flexible link: maximal-coordinate quaternion model with Baumgarte
 and momentum constraints and an assumed-mode last link, against the rigid arm in minimal coordinates."""
 
 from .outcome import FlexibleArmOutcome

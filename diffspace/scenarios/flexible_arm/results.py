@@ -32,7 +32,7 @@ def angle_differences(out: FlexibleArmOutcome) -> tuple[np.ndarray, np.ndarray]:
 
 
 def summary(s: Settings, frequency_hz, out: FlexibleArmOutcome) -> dict:
-    """JSON-ready scalars (SI, unit-suffixed; the keys of issue 13 first)."""
+    """JSON-ready scalars (SI, unit-suffixed; the headline keys first)."""
     base_diff, joint_diff = angle_differences(out)
     result = {
         "status": Status(int(out.status)).label,

@@ -1,4 +1,4 @@
-"""Free-floating manipulator with a flexible link (issue 13; paper: quaternion_flexible_manipulator).
+"""Free-floating manipulator with a flexible link (the quaternion rigid-flexible space manipulator paper).
 
 The paper's base and two-link arm, driven by ``A sin(2 pi t / T)`` on both joints, simulated in maximal
 coordinates (quaternion bodies, revolute constraints, Baumgarte, optional momentum rows, optional
