@@ -79,7 +79,7 @@ def load_scenario(config, overrides=()):
 
     Returns:
         The scenario, an :class:`~diffspace.scenarios.AbstractScenario`: ``scenario.simulate(scenario.params)``
-        runs it; ``metrics``, ``with_design`` and ``design_space`` serve design work.
+            runs it; ``metrics``, ``with_design`` and ``design_space`` serve design work.
 
     Raises:
         ConfigError: Bad input, one line per problem.
@@ -109,7 +109,7 @@ def enable_cache(path=None):
 
     Returns:
         The directory (a ``pathlib.Path``), or ``None`` when ``DIFFSPACE_NO_CACHE=1`` or the directory cannot be
-        created (the process then runs without the cache).
+            created (the process then runs without the cache).
     """
     from .app.cache import enable_cache as enable
 

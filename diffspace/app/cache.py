@@ -39,7 +39,7 @@ def enable_cache(disabled: bool = False, path: str | Path | None = None) -> Path
 
     Returns:
         The directory, or ``None`` when off (``disabled`` or ``DIFFSPACE_NO_CACHE=1``) or unusable (it cannot
-        be created: the process then runs without the cache rather than fail).
+            be created: the process then runs without the cache rather than fail).
     """
     if disabled or os.environ.get("DIFFSPACE_NO_CACHE", "") not in ("", "0"):
         return None

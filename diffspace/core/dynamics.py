@@ -76,7 +76,7 @@ def kinematics(robot: Robot, q: Float[Array, " nq"], v: Float[Array, " nv"] | No
 
     Returns:
         :class:`Kinematics` in body frames, relative to the base frame (not the world): ``rot (nb, 3, 3)``,
-        ``pos (nb, 3)`` [m], ``jac (nb, 6, nv)``, ``twist (nb, 6)``, ``bias_accel (nb, 6)``.
+            ``pos (nb, 3)`` [m], ``jac (nb, 6, nv)``, ``twist (nb, 6)``, ``bias_accel (nb, 6)``.
 
     Examples:
         >>> import numpy as np, diffspace
@@ -181,7 +181,7 @@ def mass_matrix(robot: Robot, q: Float[Array, " nq"], kernel: str = "auto") -> F
 
     Returns:
         ``H`` ``(nv, nv)`` in the velocity coordinates of :func:`kinematics` (base twist in the base frame):
-        kinetic energy ``T = v^T H v / 2`` [J]; blocks in kg, kg m and kg m^2.
+            kinetic energy ``T = v^T H v / 2`` [J]; blocks in kg, kg m and kg m^2.
 
     Examples:
         >>> import numpy as np, diffspace
@@ -231,12 +231,13 @@ def bias_forces(
 
     Args:
         robot: The robot.
-        q: Configuration ``(nq,)``; v: velocity ``(nv,)`` (see :func:`kinematics`).
+        q: Configuration ``(nq,)`` (see :func:`kinematics`).
+        v: Velocity ``(nv,)`` (see :func:`kinematics`).
         gravity: World gravity ``(3,)`` [m/s^2]; ``None``: none.
 
     Returns:
         ``b`` ``(nv,)``: base wrench ``[force, torque]`` in the base frame [N, N m], then joint torques [N m]
-        (forces [N] for prismatic joints).
+            (forces [N] for prismatic joints).
     """
     return bias_from_kinematics(robot, kinematics(robot, q, v, gravity))
 
@@ -247,7 +248,8 @@ def inverse_dynamics(robot: Robot, q, v, a, gravity=None) -> Float[Array, " nv"]
 
     Args:
         robot: The robot.
-        q: Configuration ``(nq,)``; v: velocity ``(nv,)`` (see :func:`kinematics`).
+        q: Configuration ``(nq,)`` (see :func:`kinematics`).
+        v: Velocity ``(nv,)`` (see :func:`kinematics`).
         a: Acceleration ``(nv,)``: base ``[dv_B/dt, domega_B/dt]`` in the base frame [m/s^2, rad/s^2], joint
             accelerations [rad/s^2 or m/s^2].
         gravity: World gravity ``(3,)`` [m/s^2]; ``None``: none.
@@ -273,7 +275,8 @@ def mass_matrix_and_bias(robot: Robot, q, v, gravity=None):
 
     Args:
         robot: The robot.
-        q: Configuration ``(nq,)``; v: velocity ``(nv,)`` (see :func:`kinematics`).
+        q: Configuration ``(nq,)`` (see :func:`kinematics`).
+        v: Velocity ``(nv,)`` (see :func:`kinematics`).
         gravity: World gravity ``(3,)`` [m/s^2]; ``None``: none.
 
     Returns:
@@ -292,7 +295,8 @@ def forward_dynamics(robot: Robot, q, v, tau, kernel: str = "auto") -> Float[Arr
 
     Args:
         robot: The robot.
-        q: Configuration ``(nq,)``; v: velocity ``(nv,)`` (see :func:`kinematics`).
+        q: Configuration ``(nq,)`` (see :func:`kinematics`).
+        v: Velocity ``(nv,)`` (see :func:`kinematics`).
         tau: Generalised forces ``(nv,)``: base wrench in the base frame [N, N m], joint torques [N m] (forces
             [N] for prismatic joints).
         kernel: ``"auto"``/``"aba"`` (O(n) articulated-body algorithm), ``"crba"`` (CRBA + RNEA + sparse
@@ -300,7 +304,7 @@ def forward_dynamics(robot: Robot, q, v, tau, kernel: str = "auto") -> Float[Arr
 
     Returns:
         ``dv/dt`` ``(nv,)``: base ``[dv_B/dt, domega_B/dt]`` in the base frame [m/s^2, rad/s^2], joint
-        accelerations [rad/s^2 or m/s^2].
+            accelerations [rad/s^2 or m/s^2].
 
     Examples:
         >>> import numpy as np, diffspace
@@ -360,7 +364,8 @@ def momentum(robot: Robot, q, v) -> tuple[Float[Array, "3"], Float[Array, "3"]]:
 
     Args:
         robot: The robot.
-        q: Configuration ``(nq,)``; v: velocity ``(nv,)`` (see :func:`kinematics`).
+        q: Configuration ``(nq,)`` (see :func:`kinematics`).
+        v: Velocity ``(nv,)`` (see :func:`kinematics`).
 
     Returns:
         ``(p, L)``: linear momentum ``(3,)`` [kg m/s] and angular momentum ``(3,)`` [kg m^2/s], world axes.
@@ -409,7 +414,8 @@ def kinetic_energy(robot: Robot, q, v) -> Float[Array, ""]:
 
     Args:
         robot: The robot.
-        q: Configuration ``(nq,)``; v: velocity ``(nv,)`` (see :func:`kinematics`).
+        q: Configuration ``(nq,)`` (see :func:`kinematics`).
+        v: Velocity ``(nv,)`` (see :func:`kinematics`).
 
     Returns:
         ``T`` [J], a scalar.
