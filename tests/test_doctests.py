@@ -79,10 +79,10 @@ def test_enable_cache_turns_on_the_persistent_cache(tmp_path):
     ``DIFFSPACE_CACHE_DIR``, an explicit one wins, ``DIFFSPACE_NO_CACHE=1`` leaves it off."""
     code = ("import json, jax, diffspace; d = diffspace.enable_cache({arg}); "
             "print(json.dumps([str(d) if d else None, jax.config.jax_compilation_cache_dir]))")
-    default = json.loads(_python(code.format(arg=""), {"DIFFSPACE_CACHE_DIR": str(tmp_path / "env")}))
+    on = {"DIFFSPACE_CACHE_DIR": str(tmp_path / "env"), "DIFFSPACE_NO_CACHE": ""}
+    default = json.loads(_python(code.format(arg=""), on))
     assert default == [str(tmp_path / "env")] * 2 and (tmp_path / "env").is_dir()
-    explicit = json.loads(_python(code.format(arg=repr(str(tmp_path / "mine"))),
-                                  {"DIFFSPACE_CACHE_DIR": str(tmp_path / "env")}))
+    explicit = json.loads(_python(code.format(arg=repr(str(tmp_path / "mine"))), on))
     assert explicit == [str(tmp_path / "mine")] * 2
     off = json.loads(_python(code.format(arg=""), {"DIFFSPACE_NO_CACHE": "1"}))
     assert off[0] is None and off[1] != str(tmp_path / "env")
