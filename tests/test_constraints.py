@@ -6,7 +6,7 @@ import pytest
 from random_robots import write_random_robot
 
 import diffspace as ds
-from diffspace.core.dynamics import BaseMotion, restricted_dynamics
+from diffspace.core.restricted import BaseMotion, restricted_dynamics
 from diffspace.integrate import simulate
 
 

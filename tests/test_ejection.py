@@ -9,7 +9,7 @@ import pytest
 
 import diffspace as ds
 from diffspace.design import simulate_default
-from diffspace.core.dynamics import restricted_dynamics
+from diffspace.core.restricted import restricted_dynamics
 from diffspace.scenarios import load_scenario
 from diffspace.scenarios.ejection import equivalent_mass
 

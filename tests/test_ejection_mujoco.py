@@ -75,7 +75,7 @@ import numpy as np
 import pytest
 
 import diffspace as ds
-from diffspace.core.dynamics import BaseMotion, restricted_dynamics
+from diffspace.core.restricted import BaseMotion, restricted_dynamics
 from diffspace.actuation.friction import JointFriction
 from diffspace.scenarios.ejection import FLIGHT, RAIL, EjectionModel, simulate_ejection
 from diffspace.core.spatial import quat_to_rotation

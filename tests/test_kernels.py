@@ -14,7 +14,7 @@ from pinocchio_ref import PinocchioReference
 from random_robots import write_random_robot
 
 import diffspace as ds
-from diffspace.core import dynamics, eager, linalg
+from diffspace.core import dynamics, eager, linalg, restricted
 from diffspace.core.aba import articulated_body_algorithm, solve_spd6
 from diffspace.core.crba import ancestor_pairs, dof_parents, ltdl_factor, ltdl_solve, rnea_bias
 from diffspace.core.tree_pass import tree_motion
@@ -199,9 +199,9 @@ def test_compile_robot_matches_the_plain_functions(branched):
     assert _rel(fast.forward_dynamics(q, v, tau), ds.forward_dynamics(robot, q, v, tau)) < 1e-12
     assert _rel(fast.forward_dynamics(q, v, tau, kernel="crba"), ds.forward_dynamics(robot, q, v, tau)) < 1e-10
     assert _rel(fast.mass_matrix(q), ds.mass_matrix(robot, q)) < 1e-12
-    planar = dynamics.BaseMotion.planar()
+    planar = restricted.BaseMotion.planar()
     accel, _ = fast.restricted_dynamics(q, v, tau, planar)
-    assert _rel(accel, dynamics.restricted_dynamics(robot, q, v, tau, planar)[0]) < 1e-12
+    assert _rel(accel, restricted.restricted_dynamics(robot, q, v, tau, planar)[0]) < 1e-12
     traced = jax.jit(lambda x: fast.forward_dynamics(x, v, tau))(jnp.asarray(q))
     assert _rel(traced, ds.forward_dynamics(robot, q, v, tau)) < 1e-12
     with pytest.raises(AttributeError, match="not a robot function"):

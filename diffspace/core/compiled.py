@@ -28,7 +28,7 @@ from typing import Callable
 
 import jax
 
-from . import dynamics
+from . import dynamics, restricted
 from .eager import is_traced, merge_static, split_static
 from .robot import Robot
 
@@ -59,7 +59,8 @@ class CompiledRobot:
             raise AttributeError(f"compile_robot(...).{name}: not a robot function (known: {', '.join(_FUNCTIONS)})")
         bound = self._bound.get(name)
         if bound is None:
-            bound = self._bound[name] = _bind(getattr(dynamics, name).__wrapped__, self.robot)
+            source = restricted if name == "restricted_dynamics" else dynamics
+            bound = self._bound[name] = _bind(getattr(source, name).__wrapped__, self.robot)
         return bound
 
     def __repr__(self) -> str:

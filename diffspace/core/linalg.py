@@ -1,6 +1,6 @@
 r"""Small dense linear solves in plain array operations (no LAPACK call): SPD by Cholesky, general by LU.
 
-Robot-sized systems (the masked KKT solve of ``dynamics.masked_solve`` behind the ejection and capture
+Robot-sized systems (the masked KKT solve of ``restricted.masked_solve`` behind the ejection and capture
 dynamics and ``restricted_dynamics``, the ``"dense"`` forward-dynamics kernel, the constrained KKT solves of
 ``integrate.constrained`` and the contact solves of ``contact.unilateral`` and ``contact.lcp``) are factored here
 instead of by ``jax.scipy.linalg``. On the CPU that lowers to LAPACK's ``potrf``, ``trsm``, ``getrf`` and

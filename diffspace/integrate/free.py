@@ -9,7 +9,8 @@ import equinox as eqx
 import jax.numpy as jnp
 from jaxtyping import Array, Float, Int
 
-from ..core.dynamics import BaseMotion, configuration_derivative, restricted_dynamics
+from ..core.dynamics import configuration_derivative
+from ..core.restricted import BaseMotion, restricted_dynamics
 from ..core.robot import Robot
 from ..core.status import SolverFailure, Status, flag
 from .adjoint import solve_adjoint

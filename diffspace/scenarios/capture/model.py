@@ -6,7 +6,7 @@ Seed: Cai et al. (2021), *Dynamic Modeling and Analysis of Impact in Space Opera
 **Arm** (floating base = root link): :math:`H(q)\dot v + b(q, v) = J_c^T f_c + Q_c` (ejection paper eq. 8;
 free-flyer ``q``, ``v``), with the rod-tip Jacobian :math:`J_c` (linear rows, world axes, ``dynamics.frame_jacobian``),
 the contact force :math:`f_c = F\,n` and the constraint forces :math:`Q_c` of held joints and a restricted
-base (masked KKT solve, ``dynamics.masked_solve``). One kinematics pass gives ``H``, ``b`` and ``J_c``.
+base (masked KKT solve, ``restricted.masked_solve``). One kinematics pass gives ``H``, ``b`` and ``J_c``.
 
 **Target** (one rigid body, mass :math:`m_T`, CoM :math:`c_T` and CoM inertia :math:`I_T` in its own frame):
 Newton-Euler with the CoM position :math:`x_T` (world), attitude quaternion (xyzw, body->world), CoM
@@ -53,16 +53,15 @@ from jaxtyping import Array, Float, Int
 from ...core import spatial
 from ...contact import AbstractContactLaw, Surface
 from ...core.dynamics import (
-    BaseMotion,
     base_pose,
     bias_from_kinematics,
     configuration_derivative,
     kinematics,
     kinetic_energy,
-    masked_solve,
     mass_matrix_from_kinematics,
     momentum,
 )
+from ...core.restricted import BaseMotion, masked_solve
 from ...core.robot import Robot, joint_transforms
 from ...integrate import EXTREMUM_MARGIN, AbstractHybridSystem, HybridSolution, hybrid_solve, neutral_event
 

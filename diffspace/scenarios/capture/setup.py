@@ -5,7 +5,8 @@ from __future__ import annotations
 import jax.numpy as jnp
 import numpy as np
 
-from ...core.dynamics import BaseMotion, center_of_mass, frame_pose
+from ...core.dynamics import center_of_mass, frame_pose
+from ...core.restricted import BaseMotion
 from ...core.spatial import quat_to_rotation, rotation_to_quat
 from ...core.status import ConfigError
 from ..robot_config import joint_values_from_config, robot_from_config

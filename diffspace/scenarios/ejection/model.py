@@ -6,7 +6,7 @@ system* (``ejection_space_manipulator.txt``). The full multibody model replaces 
 * **Phase 1, in the rail** (paper eqs. 9-13): the movable base translates along the rail axis only
   (``BaseMotion.rail``), pushed by the separation springs :math:`F = k(l - s)` for :math:`s < l`. The
   equations are :math:`H\dot v + b = [F e_{rail}; 0; \tau_f] + Q_c` with the rail reaction and the holding
-  torques of stuck joints in :math:`Q_c` (one masked KKT solve, ``dynamics.restricted_dynamics``).
+  torques of stuck joints in :math:`Q_c` (one masked KKT solve, ``core.restricted.restricted_dynamics``).
 * **Zero-force separation** at :math:`s = l` (time :math:`t_r`): a Diffrax event; the state carries over.
 * **Phase 2, free flight**: base ``free`` (mode ``space``) or ``planar`` (mode ``plane``: the air table,
   base moving in its x-z plane and turning about y, paper eq. 31). On the air table only joints that keep
@@ -39,8 +39,8 @@ import numpy as np
 from jaxtyping import Array, Float, Int
 
 from ...actuation.friction import JointFriction
-from ...core.dynamics import (BaseMotion, configuration_derivative, kinetic_energy, masked_solve, mass_matrix_and_bias,
-                         momentum)
+from ...core.dynamics import configuration_derivative, kinetic_energy, mass_matrix_and_bias, momentum
+from ...core.restricted import BaseMotion, masked_solve
 from ...integrate import AbstractHybridSystem, HybridSolution, hybrid_solve
 from ...core.robot import Robot
 from ...core.spatial import quat_to_rotation

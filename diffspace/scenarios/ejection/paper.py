@@ -3,7 +3,7 @@ r"""The ejection paper's semi-analytic recursion (``method = "paper"``): a fast 
 Seed: Cai, Wang, Deng, Yang (2023), section 3. Same :class:`~.ejection.EjectionModel` and free-joint
 angles as :func:`~.ejection.simulate_ejection`; same result quantities. The inertia matrices come from
 :func:`~diffspace.core.dynamics.mass_matrix` and the constrained (Schur-complement) responses from
-:func:`~diffspace.core.dynamics.masked_solve` (the KKT / Schur machinery of ``restricted_dynamics``); no
+:func:`~diffspace.core.restricted.masked_solve` (the KKT / Schur machinery of ``restricted_dynamics``); no
 second dynamics engine.
 
 Time is cut into segments of at most ``dt`` (paper: 0.02 s). A segment also ends at zero-force
@@ -82,7 +82,8 @@ import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Bool, Float, Int
 
-from ...core.dynamics import center_of_mass, mass_matrix, mass_matrix_and_bias, masked_solve, momentum
+from ...core.dynamics import center_of_mass, mass_matrix, mass_matrix_and_bias, momentum
+from ...core.restricted import masked_solve
 from ...actuation.friction import JointFriction
 from ...core.spatial import safe_norm, so3_exp
 from .model import FLIGHT, RAIL, EjectionModel
@@ -179,7 +180,7 @@ def _config(model: EjectionModel, travel, theta):
 
 
 def _masked(model: EjectionModel, fr: JointFriction, phase, slip):
-    """Basis change and free mask of ``dynamics.masked_solve``: base restricted by ``phase``, stuck joints held."""
+    """Basis change and free mask of ``restricted.masked_solve``: base restricted by ``phase``, stuck joints held."""
     base = model.base_motion(phase)
     basis = jax.scipy.linalg.block_diag(base.basis, jnp.eye(model.robot.n_joints))
     return basis, jnp.concatenate([base.allowed, fr.free_mask(slip)])

@@ -7,7 +7,7 @@ r"""The flexible-arm model: the paper's base and two-link arm in both formulatio
   index-1 + Baumgarte driver (:func:`diffspace.integrate.solve_constrained`).
 * **Minimal coordinates** (the rigid reference): the same bodies as a floating-base
   :class:`~diffspace.core.robot.Robot` with the base restricted to the x-y plane
-  (:meth:`~diffspace.core.dynamics.BaseMotion.planar` with normal z), integrated by
+  (:meth:`~diffspace.core.restricted.BaseMotion.planar` with normal z), integrated by
   :func:`diffspace.integrate.simulate`.
 
 Both are built from one :class:`~diffspace.core.robot.Robot` (:func:`arm_robot`), so they describe the same
@@ -23,7 +23,8 @@ import numpy as np
 from jaxtyping import Array, Float
 
 from ...bodies import ModalLink, Multibody, RigidBodies, maximal_state, revolute_joints, rigid_bodies
-from ...core.dynamics import BaseMotion, frame_pose
+from ...core.dynamics import frame_pose
+from ...core.restricted import BaseMotion
 from ...integrate import ConstrainedSolution, Stabilization, Trajectory, simulate, solve_constrained
 from ...core.robot import LinkTree, Robot, build_robot
 

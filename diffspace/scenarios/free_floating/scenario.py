@@ -20,7 +20,7 @@ import numpy as np
 from jaxtyping import Array, Float, Int
 
 from ...core import dynamics
-from ...core.dynamics import BaseMotion
+from ...core.restricted import BaseMotion
 from ...integrate import Trajectory, simulate
 from ...io.config import Field, Schema
 from ...io.results import plot_panels, write_timeseries

@@ -6,7 +6,8 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from ...core.dynamics import BaseMotion, frame_jacobian, frame_pose, mass_matrix
+from ...core.dynamics import frame_jacobian, frame_pose, mass_matrix
+from ...core.restricted import BaseMotion
 
 
 def arm_effective_mass(robot, joint_angles, free_joints, frame: str = "rod_tip", direction: str = "rod_normal",

@@ -2,7 +2,7 @@ r"""The paper's planar space robot: a 3-DOF floating base and a 3-link arm of un
 
 Built from the multibody core, not from hand-derived matrices: a :class:`~diffspace.core.robot.Robot` (free-flyer
 base, three revolute joints about the world ``z`` axis, :func:`~diffspace.core.robot.build_robot`) whose base
-twist is restricted to the plane by :meth:`~diffspace.core.dynamics.BaseMotion.planar` (normal ``z``). The
+twist is restricted to the plane by :meth:`~diffspace.core.restricted.BaseMotion.planar` (normal ``z``). The
 paper's generalised coordinates ``q = [x0, y0, theta0, theta1, theta2, theta3]`` (world base position,
 base angle, relative joint angles measured from the downward vertical ``-y``) have rates ``u = q'``; they
 map to the free-flyer velocity (base twist in the base frame, the core's convention) by
@@ -33,7 +33,7 @@ import numpy as np
 from jaxtyping import Array, Float
 
 from ...core import dynamics, spatial
-from ...core.dynamics import BaseMotion
+from ...core.restricted import BaseMotion
 from ...core.robot import LinkTree, Robot, build_robot
 
 TIP = "tip"
