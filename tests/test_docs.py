@@ -47,11 +47,11 @@ def test_scenario_page_and_config_table(name):
     assert page.is_file(), f"{page.relative_to(ROOT)} is missing"
     assert f"<!-- config-table: {name} -->" in page.read_text().splitlines()
     table = HOOK.config_table(name)
-    rows = {tuple(cell.strip() for cell in line.strip("|").split("|")[:2]) for line in table.splitlines()}
+    rows = {line.strip("|").split("|")[0].strip() for line in table.splitlines()}
     schema = scenario_class(name).schema()
     missing = [
         f"{section}.{key}" for section, fields in schema.sections.items() for key in fields
-        if (f"`{section}`", f"`{key}`") not in rows
+        if f"`{section}.{key}`" not in rows
     ]
     assert not missing, f"config table of {name} lacks {missing}"
 
@@ -59,8 +59,8 @@ def test_scenario_page_and_config_table(name):
 @pytest.mark.timeout(60)
 def test_rendered_marker_lists_keys_with_units_and_bounds():
     page = HOOK.render_markers("# Impact\n\n<!-- config-table: impact -->\n", "scenarios/impact.md")
-    row = next(line for line in page.splitlines() if "`stiffness_N_m_n`" in line)
-    assert [cell.strip() for cell in row.strip("|").split("|")][2:6] == ["float", "N/mⁿ", "`1e7`", "> 0"]
+    row = next(line for line in page.splitlines() if "`contact.stiffness_N_m_n`" in line)
+    assert [cell.strip() for cell in row.strip("|").split("|")][1:5] == ["float", "N/mⁿ", "`1e7`", "> 0"]
     assert "<!--" not in page
 
 

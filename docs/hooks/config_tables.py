@@ -33,7 +33,7 @@ KINDS = {
     "path": "file path",
     "any": "name or list",
 }
-HEADER = "| Section | Key | Type | Unit | Default | Bounds / choices | Help |\n|---|---|---|---|---|---|---|"
+HEADER = "| Key | Type | Unit | Default | Bounds / choices | Help |\n|---|---|---|---|---|---|"
 
 
 class MarkerError(ValueError):
@@ -115,7 +115,7 @@ def config_table(name: str) -> str:
     for section, fields in schema.sections.items():
         for key, field in fields.items():
             default = "required" if field.required else f"`{format_default(field.default)}`"
-            cells = [f"`{section}`", f"`{key}`", _type(field), key_unit(key), default, format_bounds(field)]
+            cells = [f"`{section}.{key}`", _type(field), key_unit(key), default, format_bounds(field)]
             rows.append("| " + " | ".join([*cells, _cell(field.help)]) + " |")
     if schema.open_sections:
         rows.append("")
