@@ -86,7 +86,9 @@ COMMAND_HELP = {
     "montecarlo": ("propagate the dispersions of the config's [montecarlo] table",
                    "Draw the dispersed config keys of the [montecarlo] table, simulate every draw in batched\n"
                    "chunks and write the statistics of each output (mean, standard deviation, extremes,\n"
-                   "percentiles, counts of failed runs). Finished chunks are kept, as for sweep."),
+                   "percentiles, counts of failed runs), local sensitivities at the means and, on request\n"
+                   "(sensitivity = [\"local\", \"sobol\"]), Sobol indices by Saltelli sampling. Finished chunks are\n"
+                   "kept, as for sweep."),
     "optimize": ("optimise design variables ([optimize] table)",
                  "Optimise the design variables of the [optimize] table: a sweep of the box, then gradient\n"
                  "steps (Adam) through the simulation from several starts, then a polish onto active\n"
