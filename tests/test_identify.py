@@ -91,5 +91,5 @@ def test_read_csv_columns_reports_column_and_row(tmp_path):
 
 def test_dump_toml_round_trips():
     cfg = {"a": {"x": 0.1 + 0.2, "n": 3, "s": 'he said "hi"', "flag": True, "v": [1.0, 2.5], "names": ["p", "q"]},
-           "b": {"y": 1e-300}}
+           "b": {"y": 1e-300, "bounds": {"contact.mu": [0.0, 1.0], "k": 2.0}}}  # an inline table, a dotted key
     assert tomllib.loads(dump_toml(cfg, header="hello\nworld")) == cfg

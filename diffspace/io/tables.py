@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import math
+import re
 from pathlib import Path
 
 import numpy as np
@@ -65,6 +66,11 @@ def read_csv_columns(path, columns: list[str]) -> dict[str, np.ndarray]:
     return {c: np.asarray(v, dtype=float) for c, v in values.items()}
 
 
+def _toml_key(key: str) -> str:
+    """A bare key where TOML allows one, else a quoted key (``"contact.mu"``: a dot would nest)."""
+    return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else json.dumps(key)
+
+
 def _toml_value(value) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -78,11 +84,13 @@ def _toml_value(value) -> str:
         return json.dumps(str(value))
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):  # an inline table, e.g. [optimize] bounds or [fit] initial
+        return "{" + ", ".join(f"{_toml_key(k)} = {_toml_value(v)}" for k, v in value.items()) + "}"
     raise TypeError(f"cannot write {type(value).__name__} to TOML")
 
 
 def dump_toml(cfg: dict, header: str = "") -> str:
-    """Serialise a validated config (``section -> key -> scalar | list``, plus top-level scalars such as
+    """Serialise a validated config (``section -> key -> scalar | list | inline table``, plus top-level scalars such as
     ``scenario``) to TOML text (``None`` values skipped); floats use ``repr`` so they round-trip exactly.
     ``header`` lines are written as ``#`` comments."""
     lines = [f"# {line}" for line in header.splitlines()]
