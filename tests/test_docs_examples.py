@@ -1,7 +1,12 @@
-"""The complete example scenario of the guide "Writing a new scenario" (docs/guides/new-scenario.md) runs as
-printed: registered at run time, loaded from a config in memory, its first bounce and rebound speed equal the
-closed forms t1 = sqrt(2 h0 / g) and v = e sqrt(2 g h0), and jax.grad of the rebound speed with respect to the
-restitution equals sqrt(2 g h0)."""
+"""Python examples of the documentation run as printed.
+
+* The guide "Writing a new scenario" (docs/guides/new-scenario.md): its complete bouncing-ball scenario,
+  registered at run time and loaded from a config in memory; first bounce and rebound speed equal the closed
+  forms t1 = sqrt(2 h0 / g) and v = e sqrt(2 g h0), and jax.grad of the rebound speed with respect to the
+  restitution equals sqrt(2 g h0).
+* The ejection page: jax.grad of the stable velocity with respect to the spring stiffness against a central
+  difference (the assertion is in the page's block).
+"""
 
 from __future__ import annotations
 
@@ -48,3 +53,14 @@ def test_new_scenario_guide_example_runs_and_matches_closed_forms(tmp_path, monk
         return scenario.metrics(params)["rebound_speed_m_s"]
 
     assert float(jax.jit(jax.grad(rebound))(0.8)) == pytest.approx(math.sqrt(2.0 * G), rel=1e-9)
+
+
+@pytest.mark.timeout(600)
+def test_ejection_page_python_example_runs(monkeypatch, tmp_path):
+    """The ejection page's Python block (simulate, then jax.grad of the stable velocity with respect to the
+    spring stiffness against a central difference, asserted in the block) runs as written."""
+    page = (ROOT / "docs" / "scenarios" / "ejection.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", page, flags=re.S)
+    assert len(blocks) == 1 and "jax.grad" in blocks[0]
+    monkeypatch.chdir(ROOT)
+    exec(compile(blocks[0], "docs/scenarios/ejection.md", "exec"), {"__name__": "ejection_page"})
