@@ -4,7 +4,7 @@ Configuration ``q = [p (3, world), quat (4, xyzw, base->world), theta (n)]`` and
 ``v = [v_B (3), omega_B (3), theta_dot (n)]`` with the base twist expressed in the base frame. Spatial
 vectors are ``[linear; angular]``. The equations of motion are
 
-.. math::  H(q)\,\dot v + b(q, v) = \tau,
+$$H(q)\,\dot v + b(q, v) = \tau,$$
 
 with ``H`` from the composite-rigid-body algorithm (CRBA) and ``b`` (Coriolis, centrifugal and optionally
 gravity) from the recursive Newton-Euler algorithm (RNEA) [Featherstone 2008, ch. 5-6]; this is the
@@ -12,11 +12,11 @@ paper's eq. (8) with ``H`` of eq. (7).
 
 **Kernels.** ``forward_dynamics`` and ``mass_matrix`` take ``kernel="auto"`` (default) or a name:
 
-* ``"aba"``: the O(n) articulated-body algorithm (:mod:`diffspace.core.aba`) on the shared base-frame
-  kinematics pass (:mod:`diffspace.core.tree_pass`); ``"crba"``: ``H`` by the recursive composite-rigid-body
-  algorithm on the same pass (:mod:`diffspace.core.crba`), and for forward dynamics the RNEA bias and the
+* ``"aba"``: the O(n) articulated-body algorithm (`diffspace.core.aba`) on the shared base-frame
+  kinematics pass (`diffspace.core.tree_pass`); ``"crba"``: ``H`` by the recursive composite-rigid-body
+  algorithm on the same pass (`diffspace.core.crba`), and for forward dynamics the RNEA bias and the
   branch-sparse ``L^T D L`` solve; ``"dense"``: ``H = sum_i J_i^T I_i J_i`` from the body Jacobians of
-  :func:`kinematics` and a dense Cholesky solve (the original formulation, kept as the reference).
+  `kinematics` and a dense Cholesky solve (the original formulation, kept as the reference).
 * Rule (``"auto"``): forward dynamics uses ``"aba"`` and the mass matrix ``"crba"`` for every tree and
   batch size. Measured on the 2-core CPU (``diffspace.app.bench.kernels``) for 3-30 joints, chains and
   branched trees, batches 1-16384, the tree-pass kernels were faster than ``"dense"`` everywhere
@@ -24,7 +24,7 @@ paper's eq. (8) with ``H`` of eq. (7).
   which grows with the number of bodies because the recursions are unrolled.
 
 All functions are pure. The public ones compile once per robot topology for eager calls
-(:func:`diffspace.core.eager.eager_jit`: the robot's arrays are passed as arguments, so a call from Python costs
+(`diffspace.core.eager.eager_jit`: the robot's arrays are passed as arguments, so a call from Python costs
 tens of microseconds) and nest inside an outer ``jit``/``vmap``/``grad`` as that same jit, traced once per
 program however many places call them.
 """
@@ -75,7 +75,7 @@ def kinematics(robot: Robot, q: Float[Array, " nq"], v: Float[Array, " nv"] | No
         gravity: World gravity vector ``(3,)`` [m/s^2] folded into the bias accelerations; ``None``: none.
 
     Returns:
-        :class:`Kinematics` in body frames, relative to the base frame (not the world): ``rot (nb, 3, 3)``,
+        `Kinematics` in body frames, relative to the base frame (not the world): ``rot (nb, 3, 3)``,
             ``pos (nb, 3)`` [m], ``jac (nb, 6, nv)``, ``twist (nb, 6)``, ``bias_accel (nb, 6)``.
 
     Examples:
@@ -134,7 +134,7 @@ def body_placements(robot: Robot, q: Float[Array, " nq"]):
 
     Args:
         robot: The robot.
-        q: Configuration ``(nq,)`` (see :func:`kinematics`).
+        q: Configuration ``(nq,)`` (see `kinematics`).
 
     Returns:
         ``(rot, pos)``: body-to-world rotations ``(nb, 3, 3)`` and body origins ``(nb, 3)`` [m, world].
@@ -175,12 +175,12 @@ def mass_matrix(robot: Robot, q: Float[Array, " nq"], kernel: str = "auto") -> F
 
     Args:
         robot: The robot.
-        q: Configuration ``(nq,)`` (see :func:`kinematics`).
+        q: Configuration ``(nq,)`` (see `kinematics`).
         kernel: ``"auto"``/``"crba"`` (recursive CRBA) or ``"dense"`` (``sum J^T I J``); see the module
             docstring.
 
     Returns:
-        ``H`` ``(nv, nv)`` in the velocity coordinates of :func:`kinematics` (base twist in the base frame):
+        ``H`` ``(nv, nv)`` in the velocity coordinates of `kinematics` (base twist in the base frame):
             kinetic energy ``T = v^T H v / 2`` [J]; blocks in kg, kg m and kg m^2.
 
     Examples:
@@ -231,8 +231,8 @@ def bias_forces(
 
     Args:
         robot: The robot.
-        q: Configuration ``(nq,)`` (see :func:`kinematics`).
-        v: Velocity ``(nv,)`` (see :func:`kinematics`).
+        q: Configuration ``(nq,)`` (see `kinematics`).
+        v: Velocity ``(nv,)`` (see `kinematics`).
         gravity: World gravity ``(3,)`` [m/s^2]; ``None``: none.
 
     Returns:
@@ -248,8 +248,8 @@ def inverse_dynamics(robot: Robot, q, v, a, gravity=None) -> Float[Array, " nv"]
 
     Args:
         robot: The robot.
-        q: Configuration ``(nq,)`` (see :func:`kinematics`).
-        v: Velocity ``(nv,)`` (see :func:`kinematics`).
+        q: Configuration ``(nq,)`` (see `kinematics`).
+        v: Velocity ``(nv,)`` (see `kinematics`).
         a: Acceleration ``(nv,)``: base ``[dv_B/dt, domega_B/dt]`` in the base frame [m/s^2, rad/s^2], joint
             accelerations [rad/s^2 or m/s^2].
         gravity: World gravity ``(3,)`` [m/s^2]; ``None``: none.
@@ -275,12 +275,12 @@ def mass_matrix_and_bias(robot: Robot, q, v, gravity=None):
 
     Args:
         robot: The robot.
-        q: Configuration ``(nq,)`` (see :func:`kinematics`).
-        v: Velocity ``(nv,)`` (see :func:`kinematics`).
+        q: Configuration ``(nq,)`` (see `kinematics`).
+        v: Velocity ``(nv,)`` (see `kinematics`).
         gravity: World gravity ``(3,)`` [m/s^2]; ``None``: none.
 
     Returns:
-        ``(H, b)``: ``(nv, nv)`` and ``(nv,)``, as :func:`mass_matrix` and :func:`bias_forces`.
+        ``(H, b)``: ``(nv, nv)`` and ``(nv,)``, as `mass_matrix` and `bias_forces`.
     """
     kin = kinematics(robot, q, v, gravity)
     return mass_matrix_from_kinematics(robot, kin), bias_from_kinematics(robot, kin)
@@ -295,8 +295,8 @@ def forward_dynamics(robot: Robot, q, v, tau, kernel: str = "auto") -> Float[Arr
 
     Args:
         robot: The robot.
-        q: Configuration ``(nq,)`` (see :func:`kinematics`).
-        v: Velocity ``(nv,)`` (see :func:`kinematics`).
+        q: Configuration ``(nq,)`` (see `kinematics`).
+        v: Velocity ``(nv,)`` (see `kinematics`).
         tau: Generalised forces ``(nv,)``: base wrench in the base frame [N, N m], joint torques [N m] (forces
             [N] for prismatic joints).
         kernel: ``"auto"``/``"aba"`` (O(n) articulated-body algorithm), ``"crba"`` (CRBA + RNEA + sparse
@@ -364,8 +364,8 @@ def momentum(robot: Robot, q, v) -> tuple[Float[Array, "3"], Float[Array, "3"]]:
 
     Args:
         robot: The robot.
-        q: Configuration ``(nq,)`` (see :func:`kinematics`).
-        v: Velocity ``(nv,)`` (see :func:`kinematics`).
+        q: Configuration ``(nq,)`` (see `kinematics`).
+        v: Velocity ``(nv,)`` (see `kinematics`).
 
     Returns:
         ``(p, L)``: linear momentum ``(3,)`` [kg m/s] and angular momentum ``(3,)`` [kg m^2/s], world axes.
@@ -389,7 +389,7 @@ def center_of_mass(robot: Robot, q) -> Float[Array, "3"]:
 
     Args:
         robot: The robot.
-        q: Configuration ``(nq,)`` (see :func:`kinematics`).
+        q: Configuration ``(nq,)`` (see `kinematics`).
 
     Returns:
         ``(3,)`` [m], world frame.
@@ -414,8 +414,8 @@ def kinetic_energy(robot: Robot, q, v) -> Float[Array, ""]:
 
     Args:
         robot: The robot.
-        q: Configuration ``(nq,)`` (see :func:`kinematics`).
-        v: Velocity ``(nv,)`` (see :func:`kinematics`).
+        q: Configuration ``(nq,)`` (see `kinematics`).
+        v: Velocity ``(nv,)`` (see `kinematics`).
 
     Returns:
         ``T`` [J], a scalar.
@@ -436,7 +436,7 @@ def frame_pose(robot: Robot, q, name: str):
 
     Args:
         robot: The robot.
-        q: Configuration ``(nq,)`` (see :func:`kinematics`).
+        q: Configuration ``(nq,)`` (see `kinematics`).
         name: A frame of ``robot.frame_names``.
 
     Returns:
@@ -457,7 +457,7 @@ def frame_jacobian(robot: Robot, q, name: str, reference: str = "world") -> Floa
 
     Args:
         robot: The robot.
-        q: Configuration ``(nq,)`` (see :func:`kinematics`).
+        q: Configuration ``(nq,)`` (see `kinematics`).
         name: A frame of ``robot.frame_names``.
         reference: ``"world"``: velocity of the frame origin and angular velocity in world axes (Pinocchio's
             LOCAL_WORLD_ALIGNED); ``"local"``: both in the frame's own axes (Pinocchio's LOCAL).
@@ -497,7 +497,7 @@ def generalized_jacobian(robot: Robot, q, name: str) -> Float[Array, "6 n"]:
 
     Args:
         robot: The robot (``n`` joints).
-        q: Configuration ``(nq,)`` (see :func:`kinematics`).
+        q: Configuration ``(nq,)`` (see `kinematics`).
         name: A frame of ``robot.frame_names``.
 
     Returns:

@@ -1,4 +1,4 @@
-"""Scenarios: one package per simulated system, each implementing :class:`~.base.AbstractScenario`.
+"""Scenarios: one package per simulated system, each implementing `base.AbstractScenario`.
 
 A config selects its scenario by a top-level ``scenario = "<name>"`` key or, without it, by containing the
 scenario's *selector* section (``[ejection]``, ``[impact]``, ...). Scenario modules are imported lazily, so
@@ -79,7 +79,7 @@ def load_scenario(config: str | Path | Mapping, overrides: Sequence[str] = ()) -
             validation.
 
     Returns:
-        The scenario (an :class:`AbstractScenario`), its ``params`` holding the config's values in SI units.
+        The scenario (an `AbstractScenario`), its ``params`` holding the config's values in SI units.
 
     Raises:
         ConfigError: A missing or invalid file, an unknown scenario, section or key, a wrong type or an
