@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -91,3 +92,26 @@ class _Page:
 
     def __init__(self, src_uri: str):
         self.file = type("File", (), {"src_uri": src_uri})()
+
+
+@pytest.mark.timeout(60)
+def test_api_pages_document_markdown_docstrings():
+    """The modules the API reference renders carry Markdown docstrings: a Sphinx role or math directive would
+    show raw on the page."""
+    sphinx = re.compile(r":(?:class|func|mod|meth|attr):`|\.\. math::")
+    targets = set(re.findall(r"^::: (\S+)", "\n".join(p.read_text() for p in (ROOT / "docs" / "api").glob("*.md")),
+                             flags=re.M))
+    assert targets
+    offending = []
+    for target in sorted(targets):
+        module_name = target
+        while module_name:
+            try:
+                module = importlib.import_module(module_name)
+                break
+            except ModuleNotFoundError:
+                module_name = module_name.rpartition(".")[0]
+        source = Path(module.__file__).read_text()
+        if sphinx.search(source):
+            offending.append(module.__name__)
+    assert not offending, f"Sphinx markup in {sorted(set(offending))}"
