@@ -1,11 +1,11 @@
 """diffspace: differentiable space-mechanism dynamics in JAX.
 
 **Public API.** The names in ``diffspace.__all__`` are the documented, stable interface: the rigid-body
-dynamics functions (:mod:`diffspace.core.dynamics`: ``kinematics``, ``mass_matrix``, ``forward_dynamics``,
+dynamics functions (`diffspace.core.dynamics`: ``kinematics``, ``mass_matrix``, ``forward_dynamics``,
 ``inverse_dynamics``, ``center_of_mass``, ``momentum``, ...), the robot model (``Robot``, ``LinkTree``,
 ``build_robot``, ``load_robot``, ``compile_robot``), the joint drive laws (``Drive``, ``RestToRest``,
 ``Tabulated``), scenarios (``load_scenario``; a scenario's ``simulate``, ``metrics``, ``with_design``,
-``design_space`` and ``summary`` are its protocol, :class:`diffspace.scenarios.AbstractScenario`), the warm
+``design_space`` and ``summary`` are its protocol, `diffspace.scenarios.AbstractScenario`), the warm
 start (``enable_cache``) and the outcome codes and errors (``Status``, ``ConfigError``, ``SolverFailure``).
 The documented modules they come from (``diffspace.core.dynamics``, ``diffspace.scenarios``, ...) keep their
 documented names too. Everything else (names starting with ``_``, modules and functions the documentation does
@@ -13,7 +13,7 @@ not describe) is internal and may change without notice. ``import diffspace`` lo
 ``load_scenario`` and ``enable_cache`` import the scenarios and the cache machinery on first call.
 
 **Units.** Inside diffspace every quantity is SI (m, kg, s, rad). Configs give revolute joint values in degrees
-and prismatic ones in metres (keys say their unit); :func:`load_scenario` converts them.
+and prismatic ones in metres (keys say their unit); `load_scenario` converts them.
 
 float64 is enabled at import (``jax_enable_x64``): the physics checks need 1e-9 agreement. The one other
 import-time setting: XLA's CPU backend is asked for its classic loop emitters
@@ -25,7 +25,7 @@ opt-out, unless the user set it): ``EQX_ON_ERROR=nan``, so Equinox's runtime che
 Optimistix / Lineax return NaN instead of raising through a host callback; a program with a host callback is
 never written to JAX's persistent compilation cache, and diffspace reports failures as statuses anyway (a NaN
 outcome is ``non_finite``). The command line turns on the persistent compilation cache; a Python program opts in
-with :func:`enable_cache`.
+with `enable_cache`.
 """
 
 import os
@@ -78,7 +78,7 @@ def load_scenario(config, overrides=()):
             units).
 
     Returns:
-        The scenario, an :class:`~diffspace.scenarios.AbstractScenario`: ``scenario.simulate(scenario.params)``
+        The scenario, an `diffspace.scenarios.AbstractScenario`: ``scenario.simulate(scenario.params)``
             runs it; ``metrics``, ``with_design`` and ``design_space`` serve design work.
 
     Raises:
