@@ -6,11 +6,12 @@ dynamics functions (`diffspace.core.dynamics`: ``kinematics``, ``mass_matrix``, 
 ``build_robot``, ``load_robot``, ``compile_robot``), the joint drive laws (``Drive``, ``RestToRest``,
 ``Tabulated``), scenarios (``load_scenario``; a scenario's ``simulate``, ``metrics``, ``with_design``,
 ``design_space`` and ``summary`` are its protocol, `diffspace.scenarios.AbstractScenario`), the warm
-start (``enable_cache``) and the outcome codes and errors (``Status``, ``ConfigError``, ``SolverFailure``).
+start (``enable_cache``; ``simulate`` and ``metric_gradient``, whose traced programs a later session reuses) and the outcome codes and errors (``Status``, ``ConfigError``, ``SolverFailure``).
 The documented modules they come from (``diffspace.core.dynamics``, ``diffspace.scenarios``, ...) keep their
 documented names too. Everything else (names starting with ``_``, modules and functions the documentation does
 not describe) is internal and may change without notice. ``import diffspace`` loads only the dynamics core;
-``load_scenario`` and ``enable_cache`` import the scenarios and the cache machinery on first call.
+``load_scenario``, ``simulate``, ``metric_gradient`` and ``enable_cache`` import the scenarios, the design
+layer and the cache machinery on first call.
 
 **Units.** Inside diffspace every quantity is SI (m, kg, s, rad). Configs give revolute joint values in degrees
 and prismatic ones in metres (keys say their unit); `load_scenario` converts them.
@@ -95,6 +96,41 @@ def load_scenario(config, overrides=()):
     return load(config, overrides)
 
 
+def simulate(scenario, design=None):
+    """One simulation of a scenario with design keys replaced; with `enable_cache` on, a later session reuses
+    its traced and compiled program.
+
+    Args:
+        scenario: A scenario from `load_scenario`.
+        design: ``{config key: value}`` in config units (revolute joints in degrees); ``None``: the config's
+            values.
+
+    Returns:
+        The scenario's outcome Module (read its ``status`` first; ``scenario.summary(outcome)`` gives the
+            named scalars).
+    """
+    from .design.library import simulate as run
+
+    return run(scenario, design)
+
+
+def metric_gradient(scenario, metric, design):
+    """A design metric and its gradient with respect to design keys (reverse mode through the whole
+    simulation); with `enable_cache` on, a later session reuses its traced and compiled program.
+
+    Args:
+        scenario: A scenario from `load_scenario`.
+        metric: One of ``scenario.metrics_names()``, e.g. ``"stable_velocity_m_s"``.
+        design: ``{config key: value}`` in config units: the point and the keys of the gradient.
+
+    Returns:
+        ``(value, {key: d value / d key})``.
+    """
+    from .design.library import metric_gradient as gradient
+
+    return gradient(scenario, metric, design)
+
+
 def enable_cache(path=None):
     """Turn on JAX's persistent compilation cache for this process, in the command line's per-user directory.
 
@@ -147,5 +183,7 @@ __all__ = [
     "mass_matrix",
     "mass_matrix_and_bias",
     "mass_matrix_from_kinematics",
+    "metric_gradient",
     "momentum",
+    "simulate",
 ]

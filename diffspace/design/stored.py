@@ -144,6 +144,8 @@ def stored_jit(fn: Callable) -> Callable:
             return jitted(*args)
         dynamic, static = eqx.partition(args, eqx.is_array)
         leaves, treedef = jax.tree_util.tree_flatten(dynamic)
+        if any(isinstance(leaf, jax.core.Tracer) for leaf in leaves):  # inside a caller's jit/grad/vmap: an
+            return jitted(*args)  # exported program has no derivative rule, the traced function composes
         key = _key(fn, (static, _skeleton(treedef)), leaves)
         if key is None:
             return jitted(*args)

@@ -1,0 +1,87 @@
+"""Warm-starting entry points for Python sessions: a scenario's simulation and a metric's gradient with respect
+to design keys, kept as stored traced programs (`diffspace.design.stored`).
+
+With `diffspace.enable_cache()` on, the first session traces, exports and compiles these programs; a later
+session with the same diffspace sources, library versions, scenario configuration (its static part) and array
+shapes reads the traced program from the store and the compiled one from JAX's persistent cache, skipping both
+tracing and compiling. Their code is diffspace's own, so the store's key (a digest of the diffspace sources)
+covers it; a user's own function passed to `jax.grad` is not stored (its code is not in the key), but still
+hits the compilation cache.
+
+Both are endpoints called from Python with concrete values; inside a user's `jit` / `grad` / `vmap` they fall
+back to the ordinary traced functions.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+from jaxtyping import Array
+
+from ..core.status import ConfigError
+from ..scenarios import AbstractOutcome, AbstractScenario
+from .stored import stored_jit
+
+
+@stored_jit
+def _simulate(scenario: AbstractScenario, design: dict[str, Array]):
+    return scenario.simulate(scenario.with_design(scenario.params, design))
+
+
+@stored_jit
+def _metric_gradient(scenario: AbstractScenario, design: dict[str, Array], metric: str):
+    def value(values):
+        return scenario.metrics(scenario.with_design(scenario.params, values))[metric]
+
+    return jax.value_and_grad(value)(design)
+
+
+def _design(scenario: AbstractScenario, design: dict | None) -> dict[str, Array]:
+    """Design values as float64 arrays, each key checked against the scenario's design space."""
+    for key in design or {}:
+        scenario.parameter(key)  # ConfigError naming an unknown key and the known ones
+    return {key: jnp.asarray(value, dtype=float) for key, value in (design or {}).items()}
+
+
+def simulate(scenario: AbstractScenario, design: dict | None = None) -> AbstractOutcome:
+    """One simulation of ``scenario``, with design keys replaced.
+
+    Args:
+        scenario: A scenario (`diffspace.load_scenario`).
+        design: ``{config key: value}`` in config units (revolute joints in degrees), e.g.
+            ``{"motion.torque_period_s": 3.0}``; ``None``: the config's own values.
+
+    Returns:
+        The scenario's outcome Module (its ``status`` field first to read), as ``scenario.simulate`` returns it.
+
+    Raises:
+        ConfigError: A key that is not a design variable of the scenario.
+    """
+    return _simulate(scenario, _design(scenario, design))
+
+
+def metric_gradient(scenario: AbstractScenario, metric: str, design: dict) -> tuple[Array, dict[str, Array]]:
+    """A design metric and its gradient with respect to design keys (reverse mode through the simulation).
+
+    Args:
+        scenario: A scenario (`diffspace.load_scenario`).
+        metric: One of ``scenario.metrics_names()`` (SI, its unit in its name), e.g. ``"stable_velocity_m_s"``.
+        design: ``{config key: value}`` in config units: the point of the gradient and the keys it is taken
+            with respect to.
+
+    Returns:
+        ``(value, {key: d value / d key})``, the derivatives per config unit of each key.
+
+    Raises:
+        ConfigError: An unknown metric or design key.
+    """
+    if not design:
+        raise ConfigError("metric_gradient: give at least one design key to differentiate with respect to")
+    values = _design(scenario, design)
+    try:
+        return _metric_gradient(scenario, values, metric)
+    except KeyError:  # checked only on failure: listing the names traces the simulation, which a warm call skips
+        names = scenario.metrics_names()
+        if metric in names:
+            raise
+        raise ConfigError(f"metric '{metric}' is not one of {scenario.name}'s metrics ({', '.join(names)})") from None

@@ -1,0 +1,67 @@
+"""Library use starts warm: with ``diffspace.enable_cache()``, ``diffspace.simulate`` and
+``diffspace.metric_gradient`` store their traced programs, and a second Python session runs them without
+tracing anything (the scenario's ``simulate`` is replaced by one that raises in that session) and gives the same
+numbers. Inside a caller's ``jit`` they fall back to the ordinary traced functions."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import jax
+import pytest
+
+import diffspace
+from diffspace.core.status import ConfigError
+from diffspace.design import stored
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIG = ["configs/free_floating.toml", ["simulation.t_final_s=0.5"]]
+SESSION = f"""
+import json, sys
+import diffspace
+diffspace.enable_cache()
+scenario = diffspace.load_scenario({CONFIG[0]!r}, {CONFIG[1]!r})
+if sys.argv[1] == "warm":  # nothing may be traced again: the stored programs are read back
+    type(scenario).simulate = lambda self, params: (_ for _ in ()).throw(AssertionError("traced again"))
+outcome = diffspace.simulate(scenario, {{"motion.torque_period_s": 3.0}})
+value, grads = diffspace.metric_gradient(scenario, "end_effector_displacement_m", {{"motion.torque_period_s": 3.0}})
+print(json.dumps({{"status": int(outcome.status), "value": float(value), "grad": float(grads["motion.torque_period_s"])}}))
+"""
+
+
+def _session(mode: str, cache: Path) -> dict:
+    env = {**os.environ, "DIFFSPACE_CACHE_DIR": str(cache)}
+    env.pop("DIFFSPACE_NO_CACHE", None)
+    done = subprocess.run([sys.executable, "-c", SESSION, mode], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=400)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.timeout(900)
+def test_second_session_traces_nothing_and_agrees(tmp_path):
+    cold = _session("cold", tmp_path / "cache")
+    assert list((tmp_path / "cache" / "traced").glob("*.program")), "no traced program was stored"
+    warm = _session("warm", tmp_path / "cache")
+    assert warm == cold and cold["status"] == 0
+    assert cold["grad"] != 0.0
+
+
+@pytest.mark.timeout(600)
+def test_inside_jit_falls_back_and_bad_names_are_config_errors(tmp_path, monkeypatch):
+    monkeypatch.setattr(stored, "_DIRECTORY", tmp_path / "traced")
+    scenario = diffspace.load_scenario(CONFIG[0], CONFIG[1])
+    key = "motion.torque_period_s"
+    eager = diffspace.metric_gradient(scenario, "end_effector_displacement_m", {key: 3.0})
+    traced = jax.jit(lambda period: diffspace.metric_gradient(scenario, "end_effector_displacement_m",
+                                                              {key: period}))(3.0)
+    assert float(traced[0]) == pytest.approx(float(eager[0]), rel=1e-12)
+    assert float(traced[1][key]) == pytest.approx(float(eager[1][key]), rel=1e-10)
+    with pytest.raises(ConfigError, match="not one of free_floating's metrics"):
+        diffspace.metric_gradient(scenario, "no_such_metric_m", {key: 3.0})
+    with pytest.raises(ConfigError, match="no_such.key"):
+        diffspace.simulate(scenario, {"no_such.key": 1.0})
