@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from toy_scenario import ENTRY, cli_process
+from toy_scenario import ENTRY, cli_process, constrained_optimize_table
 
 from diffspace import scenarios
 from diffspace.app.cli import main
@@ -133,17 +133,7 @@ def test_bad_samples_exit_2(tmp_path, capsys):
 def test_optimize_finds_the_constrained_optimum(tmp_path):
     """Maximise x(T) = A exp(-r) over r in [0, 5] with A fixed, subject to x(T) <= 1.5: the optimum sits on the
     constraint, r = ln(2 / 1.5); the polish lands there."""
-    spec = """
-[optimize]
-objective = "final_value"
-variables = ["toy.rate"]
-bounds = {"toy.rate" = [0.0, 5.0]}
-constraints = {final_value = {upper = 1.5}}
-n_starts = 2
-steps = 40
-sweep_samples = 16
-chunk_size = 8
-"""
+    spec = constrained_optimize_table(steps=40, sweep_samples=16, chunk_size=8)
     out = tmp_path / "opt"
     assert main(["optimize", str(_config(tmp_path, spec)), "--out", str(out), "--quiet"]) == 0
     summary = json.loads((out / "summary.json").read_text())

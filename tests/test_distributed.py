@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from toy_scenario import ENTRY, cli_process
+from toy_scenario import ENTRY, cli_process, constrained_optimize_table
 
 from diffspace import scenarios
 from diffspace.app.cli import main
@@ -97,17 +97,7 @@ def test_two_and_four_processes_equal_one(tmp_path, command, table):
         assert not Path(str(out) + ".partial").exists() and (out / "report.html").is_file()
 
 
-OPTIMIZE = """
-[optimize]
-objective = "final_value"
-variables = ["toy.rate"]
-bounds = {"toy.rate" = [0.0, 5.0]}
-constraints = {final_value = {upper = 1.5}}
-n_starts = 2
-steps = 20
-sweep_samples = 24
-chunk_size = 4
-"""
+OPTIMIZE = constrained_optimize_table(steps=20, sweep_samples=24, chunk_size=4)
 
 
 @pytest.mark.timeout(900)

@@ -86,6 +86,22 @@ class Toy(AbstractScenario):
         return FitData({"toy.amplitude": rows[:, 0]}, {"final_value": rows[:, 1]}, {"final_value": np.full(len(rows), 1e-3)})
 
 
+def constrained_optimize_table(steps: int, sweep_samples: int, chunk_size: int) -> str:
+    """The ``[optimize]`` table of the toy's constrained problem: maximise x(T) = A exp(-r) over r in [0, 5]
+    subject to x(T) <= 1.5 (optimum on the constraint, r = ln(A / 1.5))."""
+    return f"""
+[optimize]
+objective = "final_value"
+variables = ["toy.rate"]
+bounds = {{"toy.rate" = [0.0, 5.0]}}
+constraints = {{final_value = {{upper = 1.5}}}}
+n_starts = 2
+steps = {steps}
+sweep_samples = {sweep_samples}
+chunk_size = {chunk_size}
+"""
+
+
 def cli_process(args: list[str], env: dict | None = None, **kwargs) -> subprocess.Popen:
     """``diffspace ARGS`` in a subprocess with the toy scenario registered."""
     path = os.pathsep.join([str(Path(__file__).resolve().parent), os.environ.get("PYTHONPATH", "")])
