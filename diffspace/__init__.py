@@ -124,7 +124,8 @@ def metric_gradient(scenario, metric, design):
         design: ``{config key: value}`` in config units: the point and the keys of the gradient.
 
     Returns:
-        ``(value, {key: d value / d key})``.
+        A Module with ``value``, ``gradient`` (``{key: d value / d key}``) and the run's ``status`` (use the
+            numbers only where ``diffspace.Status(int(status)).failed`` is false).
     """
     from .design.library import metric_gradient as gradient
 

@@ -14,9 +14,10 @@ back to the ordinary traced functions.
 
 from __future__ import annotations
 
+import equinox as eqx
 import jax
 import jax.numpy as jnp
-from jaxtyping import Array
+from jaxtyping import Array, Float, Int
 
 from ..core.status import ConfigError
 from ..scenarios import AbstractOutcome, AbstractScenario
@@ -28,12 +29,23 @@ def _simulate(scenario: AbstractScenario, design: dict[str, Array]):
     return scenario.simulate(scenario.with_design(scenario.params, design))
 
 
-@stored_jit
-def _metric_gradient(scenario: AbstractScenario, design: dict[str, Array], metric: str):
-    def value(values):
-        return scenario.metrics(scenario.with_design(scenario.params, values))[metric]
+class MetricGradient(eqx.Module):
+    """A design metric at one design, its gradient and the run's status (use the numbers only where the status
+    is not a failure: `diffspace.Status(int(status)).failed`)."""
 
-    return jax.value_and_grad(value)(design)
+    value: Float[Array, ""]  # the metric, SI (its unit in its name)
+    gradient: dict[str, Float[Array, ""]]  # d value / d key, per config unit of each design key
+    status: Int[Array, ""]  # the run's `diffspace.Status` code
+
+
+@stored_jit
+def _metric_gradient(scenario: AbstractScenario, design: dict[str, Array], metric: str) -> MetricGradient:
+    def value(values):
+        metrics = scenario.metrics(scenario.with_design(scenario.params, values))
+        return metrics[metric], metrics["status"]
+
+    (result, status), gradient = jax.value_and_grad(value, has_aux=True)(design)
+    return MetricGradient(result, gradient, status)
 
 
 def _design(scenario: AbstractScenario, design: dict | None) -> dict[str, Array]:
@@ -60,7 +72,7 @@ def simulate(scenario: AbstractScenario, design: dict | None = None) -> Abstract
     return _simulate(scenario, _design(scenario, design))
 
 
-def metric_gradient(scenario: AbstractScenario, metric: str, design: dict) -> tuple[Array, dict[str, Array]]:
+def metric_gradient(scenario: AbstractScenario, metric: str, design: dict) -> MetricGradient:
     """A design metric and its gradient with respect to design keys (reverse mode through the simulation).
 
     Args:
@@ -70,7 +82,8 @@ def metric_gradient(scenario: AbstractScenario, metric: str, design: dict) -> tu
             with respect to.
 
     Returns:
-        ``(value, {key: d value / d key})``, the derivatives per config unit of each key.
+        A `MetricGradient`: ``value``, ``gradient`` (``{key: d value / d key}``, per config unit of each key)
+        and the run's ``status``.
 
     Raises:
         ConfigError: An unknown metric or design key.
