@@ -10,8 +10,25 @@ $$
 $$
 
 When its rate returns to zero it sticks again if the holding torque is below $\tau_s$, otherwise it
-reverses (``d -> -d``). Modes are data (a float array ``slip_dir`` in {-1, 0, +1}), so one jitted function
+reverses (``d -> -d``). Modes are data (an integer array ``slip_dir`` in {-1, 0, +1}), so one jitted function
 serves every mode combination and batches under ``vmap``; transitions are Diffrax events.
+
+**Consistent modes at an event** (`JointFriction.rest_modes`). Several joints at rest at one instant interact:
+releasing one changes the others' loads. With $a = a_0 + W f$ the accelerations of the joints at rest under
+friction torques $f$ ($W$ the constrained inverse inertia on those joints, positive definite), each joint at
+rest either sticks ($a_j = 0$, $|f_j| \le$ its level) or slips against its friction ($f_j = -\text{level}\,
+\mathrm{sign}(a_j)$): a box-constrained LCP (Pfeiffer and Glocker's stick-slip LCP), whose solution is unique
+for a given level ([`box_lcp`][diffspace.core.box_lcp.box_lcp]). Stiction is preferred: every joint at rest
+is first tried at the static level $\tau_s$; those that cannot be held there break loose and feel $\tau_c$,
+which may overload others, so the LCP is solved again until no further joint breaks (at most $n$ rounds).
+The chosen mode is consistent: held joints need at most $\tau_s$, slipping joints accelerate along their
+slip direction.
+
+**Event margins.** Diffrax detects a condition that falls from positive to zero or below, never one that
+starts at zero. A stuck joint's mode therefore ends at $|\tau_h| = \tau_s(1 + \text{BREAKAWAY})$ (the
+transition, which holds up to $\tau_s$, then always breaks it loose: no stick-break-stick without time
+passing), and a slipping joint's at $d\,\dot\theta = -\text{REST\_RATE}$ (a joint that starts slipping
+from rest starts its mode at $+\text{REST\_RATE}$; the transition brings the joint to rest by an impulse).
 
 **Smooth**: a regularised Stribeck law with the same parameters,
 
@@ -27,11 +44,17 @@ $O(\varepsilon)$, breakaway happens at $\tau_s$, slipping friction tends to $\ta
 from __future__ import annotations
 
 import equinox as eqx
+import jax
 import jax.numpy as jnp
-from jaxtyping import Array, Float
+from jaxtyping import Array, Bool, Float, Int
+
+from ..core.box_lcp import box_lcp
 
 MODELS = ("hybrid", "smooth", "none", "locked")
 STRIBECK_RATIO = 10.0
+BREAKAWAY = 1e-8  # relative: a stuck joint breaks loose at tau_s (1 + BREAKAWAY) (module notes)
+BREAKAWAY_FLOOR = 1e-12  # N m or N: the margin of a joint without static friction (tau_s = 0)
+REST_RATE = 1e-9  # rad/s or m/s: a slipping joint's mode ends when d * rate falls to -REST_RATE (module notes)
 
 
 class JointFriction(eqx.Module):
@@ -104,8 +127,48 @@ class JointFriction(eqx.Module):
         return jnp.ones_like(slip_dir)
 
     def stick_margin(self, holding_torque, rates, slip_dir) -> Float[Array, " n"]:
-        """Per joint, a value that stays positive while its mode holds and crosses zero at its transition.
+        """Per joint, a value that stays positive while its mode holds and crosses zero at its transition
+        (module notes: event margins).
 
-        Stuck: $\\tau_s - |\\tau_h|$; slipping in direction d: $d\\,\\dot\\theta$.
+        Stuck: $\\tau_s (1 + \\text{BREAKAWAY}) - |\\tau_h|$; slipping in direction d:
+        $d\\,\\dot\\theta + \\text{REST\\_RATE}$.
         """
-        return jnp.where(slip_dir == 0, self.static_torque - jnp.abs(holding_torque), slip_dir * rates)
+        breakaway = self.static_torque * (1.0 + BREAKAWAY) + BREAKAWAY_FLOOR
+        return jnp.where(slip_dir == 0, breakaway - jnp.abs(holding_torque), slip_dir * rates + REST_RATE)
+
+    def rest_modes(self, delassus: Float[Array, "n n"], free_accel: Float[Array, " n"], at_rest: Bool[Array, " n"]):
+        """Stick or slip of the joints at rest, chosen consistently (module notes: a box LCP per level, stiction
+        preferred).
+
+        Args:
+            delassus: ``W``: joint accelerations per unit friction torque on the joints at rest, with those
+                joints free and every other constraint of the mode held, shape ``(n, n)``.
+            free_accel: ``a_0``: joint accelerations with the joints at rest free and frictionless, shape ``(n,)``.
+            at_rest: The joints to decide, shape ``(n,)``; the others are left out of the problem.
+
+        Returns:
+            ``(slip_dir, converged)``: 0 (stick) or the slip direction for the joints at rest (0 elsewhere),
+            shape ``(n,)``; whether every LCP solve converged.
+        """
+        both = at_rest[:, None] & at_rest[None, :]
+        W = jnp.where(both, delassus, jnp.eye(at_rest.shape[0]))  # joints not at rest: decoupled, f = 0
+        a0 = jnp.where(at_rest, free_accel, 0.0)
+
+        def solve(broken):
+            level = jnp.where(broken, self.coulomb_torque, self.static_torque)
+            return box_lcp(W, a0, -level, level)
+
+        def round_(state):
+            broken, _, converged = state
+            solution = solve(broken)
+            return broken | (at_rest & (solution.w != 0.0)), broken, converged & solution.converged
+
+        def breaking(state):
+            broken, before, converged = state
+            return jnp.any(broken != before) & converged
+
+        none = jnp.zeros_like(at_rest)
+        broken, _, converged = jax.lax.while_loop(breaking, round_, round_((none, none, jnp.asarray(True))))
+        final = solve(broken)
+        slip = jnp.where(at_rest, jnp.sign(final.w), 0.0).astype(int)
+        return jnp.where(jnp.isfinite(final.w), slip, 0), converged & final.converged

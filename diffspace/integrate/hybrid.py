@@ -35,8 +35,9 @@ class HybridSolution(eqx.Module):
     ``ts``/``ys``: the state on the fixed output grid (stitched across segments); ``segment_*``: one entry
     per segment (``segment_end`` time, state at the end before the transition, mode before and after,
     ``segment_event`` true where the segment ended with an event); ``status``: a
-    ``diffspace.core.status.Status`` code (``OK``, ``SOLVER_FAILURE``, or ``EVENT_BUDGET`` when the run
-    needed more than ``max_segments`` segments).
+    ``diffspace.core.status.Status`` code (``OK``, ``SOLVER_FAILURE``, ``MODE_VIOLATED`` when a segment
+    started with a condition already at or below zero, or ``EVENT_BUDGET`` when the run needed more than
+    ``max_segments`` segments).
 
     Attributes:
         ts: Output times, shape ``(n_save,)`` [s or the system's time unit].
@@ -159,7 +160,9 @@ def hybrid_solve(
     Segments are iterated by ``lax.scan`` over ``max_segments`` (a bounded, reverse-differentiable loop; a
     finished run turns the remaining segments into zero-length solves). The state is saved at ``n_save`` equally
     spaced times of ``[0, t_final]``, or at ``save_times`` (sorted, in ``[0, t_final]``; may be traced).
-    Use inside ``jit``.
+    Every condition must be positive at the start of its segment (Diffrax detects a condition falling from
+    positive to zero or below, so one that starts at or below zero is never seen and hides the others in their
+    minimum): a segment that starts otherwise sets the status ``MODE_VIOLATED``. Use inside ``jit``.
 
     Args:
         system: The hybrid system ([`AbstractHybridSystem`][diffspace.integrate.hybrid.AbstractHybridSystem]).
@@ -197,6 +200,9 @@ def hybrid_solve(
     def segment(carry, _):
         t, y, mode, done, status, ys_acc, steps = carry
         t_start = jnp.where(done, t_final, t)
+        # Diffrax detects a condition falling from positive to zero or below: one that starts at or below zero
+        # is never seen and, inside the minimum, hides every other condition of the segment
+        violated = (first_condition(t_start, y, mode, t0=t_start) <= 0.0) & ~done
         sol = diffrax.diffeqsolve(
             term, solver, t0=t_start, t1=t_final, dt0=None, y0=y, args=mode,
             saveat=diffrax.SaveAt(subs=[diffrax.SubSaveAt(ts=jnp.clip(grid, t_start, t_final)), diffrax.SubSaveAt(t1=True)]),
@@ -216,6 +222,7 @@ def hybrid_solve(
         keep = lambda a, b: jax.tree_util.tree_map(lambda u, w: jnp.where(event, u, w), a, b)  # noqa: E731
         y_next, mode_next = keep(y_next, y_end), keep(mode_next, mode)
         status = jnp.where(failed, Status.SOLVER_FAILURE.value, status)
+        status = jnp.where(violated & (status == Status.OK.value), Status.MODE_VIOLATED.value, status)
         log = (t_end, y_end, mode, mode_next, event)
         new_done = done | ~event
         steps = steps + jnp.where(done, 0, sol.stats["num_steps"])

@@ -36,10 +36,11 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jaxtyping import Array, Float, Int
+from jaxtyping import Array, Bool, Float, Int
 
 from ...actuation.friction import JointFriction
 from ...core.dynamics import configuration_derivative, kinetic_energy, mass_matrix_and_bias, momentum
+from ...core.linalg import spd_solve
 from ...core.restricted import BaseMotion, masked_solve
 from ...integrate import AbstractHybridSystem, HybridSolution, hybrid_solve
 from ...core.robot import Robot
@@ -71,6 +72,7 @@ class EjectionMode(eqx.Module):
     slip: Int[Array, " n"]  # -1 / +1 slipping, 0 stuck
     stop: Int[Array, " n"]  # -1 held at its lower stop, +1 at its upper stop, 0 free of the stops
     crossed_time: Float[Array, " n"]  # limits = "flag": first time each joint crossed a limit (inf: never)
+    consistent: Bool[Array, ""]  # every stick/slip choice so far solved its LCP (False: status NOT_CONVERGED)
 
 
 class EjectionModel(AbstractHybridSystem):
@@ -102,7 +104,7 @@ class EjectionModel(AbstractHybridSystem):
         n = self.robot.n_joints
         start = jnp.ones(n, dtype=int) if self.friction.model == "none" else jnp.zeros(n, dtype=int)
         return EjectionMode(phase=jnp.asarray(RAIL), slip=start, stop=jnp.zeros(n, dtype=int),
-                            crossed_time=jnp.full(n, jnp.inf))
+                            crossed_time=jnp.full(n, jnp.inf), consistent=jnp.asarray(True))
 
     def base_motion(self, phase) -> BaseMotion:
         in_rail = phase == RAIL
@@ -131,6 +133,19 @@ class EjectionModel(AbstractHybridSystem):
         h, b = mass_matrix_and_bias(self.robot, q, v)
         accel, constraint = masked_solve(h, tau - b, *self._masking(mode))
         return accel, constraint, tau_friction
+
+    def rest_problem(self, q, v, mode: EjectionMode, at_rest):
+        """``(a_0, W)`` of ``JointFriction.rest_modes``: the joint accelerations with the joints ``at_rest`` free
+        and frictionless (the slipping ones with their friction, the rest of ``mode`` held) and the joint
+        accelerations per unit torque on each joint at rest."""
+        moving = (mode.slip != 0) & ~at_rest & (mode.stop == 0)
+        tau_friction = jnp.where(moving, self.friction.torque(v[6:], mode.slip), 0.0)
+        tau = jnp.concatenate([self.spring_force(q, mode.phase) * self.rail_axis, jnp.zeros(3), tau_friction])
+        h, b = mass_matrix_and_bias(self.robot, q, v)
+        basis, mask = self._masking(mode)
+        mask = mask.at[6:].set(jnp.where(at_rest | moving, 1.0, mask[6:]))
+        free_accel, _ = masked_solve(h, tau - b, basis, mask)
+        return free_accel[6:], joint_response(h, basis, mask)[:, 6:]
 
     def joint_impulse(self, q, mode: EjectionMode, joint: int, rate_change):
         """Velocity change of the whole system when an impulse on ``joint`` changes its rate by ``rate_change``
@@ -191,7 +206,8 @@ class EjectionModel(AbstractHybridSystem):
 
     def slip_margin(self, y: EjectionState, mode: EjectionMode):
         moving = (mode.slip != 0) & (mode.stop == 0)
-        return jnp.where(jnp.any(moving), jnp.min(jnp.where(moving, mode.slip * y.v[6:], jnp.inf)), 1.0)
+        margins = self.friction.stick_margin(jnp.zeros(self.robot.n_joints), y.v[6:], mode.slip)
+        return jnp.where(jnp.any(moving), jnp.min(jnp.where(moving, margins, jnp.inf)), 1.0)
 
     def limit_condition(self, y: EjectionState, mode: EjectionMode):
         """Offset: a joint starting exactly at a limit is caught when it moves beyond it."""
@@ -287,33 +303,40 @@ def _release_stops(model: EjectionModel, y: EjectionState, mode: EjectionMode) -
 
 
 def _settle_friction(model: EjectionModel, y: EjectionState, mode: EjectionMode):
-    """Slipping joints whose rate reached zero stick (rate set to exactly zero). Then a consistent set is found
-    by single pivots, each recomputing the constrained dynamics: a joint at rest marked slipping whose
-    acceleration opposes its slip direction sticks again; otherwise the stuck joint exceeding its static
-    torque by the most breaks loose, opposite to its holding torque. (Releasing one joint changes the others'
-    loads, so a joint released earlier may have to stick again: the set MuJoCo's friction solver finds.)
-    Joints held at a stop take no part."""
+    """Stick or slip of every joint at rest, chosen consistently (``JointFriction.rest_modes``: one box LCP per
+    friction level, stiction preferred). Slipping joints whose rate reached zero (``d * rate <= _RATE_TOL``) are
+    first brought exactly to rest by joint impulses (:func:`_halt`, which keeps the momentum). Joints held at a
+    stop take no part; joints still moving keep their mode."""
     free_of_stops = mode.stop == 0
     stopped = (mode.slip != 0) & (mode.slip * y.v[6:] <= _RATE_TOL) & free_of_stops
-    slip = jnp.where(stopped, 0, mode.slip)
-    v = y.v.at[6:].set(jnp.where(stopped, 0.0, y.v[6:]))
-    static = model.friction.static_torque
-    at_rest = v[6:] == 0.0
+    y = _halt(model, y, mode, stopped)
+    at_rest = ((mode.slip == 0) | stopped) & free_of_stops
+    free_accel, delassus = jax.lax.stop_gradient(model.rest_problem(y.q, y.v, mode, at_rest))
+    slip, converged = model.friction.rest_modes(delassus, free_accel, at_rest)
+    slip = jnp.where(at_rest, slip, mode.slip)
+    return y, eqx.tree_at(lambda m: (m.slip, m.consistent), mode, (slip, mode.consistent & converged))
 
-    def pivot(_, slip):
-        trial = eqx.tree_at(lambda m: m.slip, mode, slip)
-        accel, constraint, _ = jax.lax.stop_gradient(model.dynamics(y.q, v, trial))
-        holding = constraint[6:]
-        wrong_way = jnp.where((slip != 0) & at_rest & free_of_stops, -slip * accel[6:], -jnp.inf)
-        excess = jnp.where((slip == 0) & free_of_stops, jnp.abs(holding) - static * (1 - _SEPARATION_TOL), -jnp.inf)
-        restick, release = jnp.argmax(wrong_way), jnp.argmax(excess)
-        slip_restuck = slip.at[restick].set(0)
-        direction = -jnp.sign(holding[release]).astype(slip.dtype)
-        slip_released = slip.at[release].set(jnp.where(excess[release] > 0, direction, slip[release]))
-        return jnp.where(wrong_way[restick] > 0, slip_restuck, slip_released)
 
-    slip = jax.lax.fori_loop(0, 2 * model.robot.n_joints + 1, pivot, slip)
-    return EjectionState(y.q, v, y.dissipated, y.stop_loss), eqx.tree_at(lambda m: m.slip, mode, slip)
+def joint_response(h, basis, mask) -> Float[Array, "n nv"]:
+    """Row ``j``: the velocity change of every coordinate per unit impulse on joint ``j`` (equally, the
+    acceleration per unit torque) for the mass matrix ``h`` with the coordinates of ``mask`` free, the others
+    held (``masked_solve``); symmetric in the joint columns."""
+    units = jnp.eye(h.shape[0])[6:]
+    return jax.vmap(lambda unit: masked_solve(h, unit, basis, mask)[0])(units)
+
+
+def _halt(model: EjectionModel, y: EjectionState, mode: EjectionMode, stopped) -> EjectionState:
+    """Bring the ``stopped`` joints exactly to rest by impulses on them (``K p = -rate`` with ``K`` their
+    constrained inverse inertia in ``mode``): the rates left at an event are of the order of the root find's
+    accuracy, and an impulse, unlike setting the rates to zero, keeps the momentum the dynamics conserves."""
+    h, _ = mass_matrix_and_bias(model.robot, y.q, jnp.zeros(model.robot.nv))
+    response = joint_response(h, *model._masking(mode))
+    both = stopped[:, None] & stopped[None, :]
+    inverse_inertia = jnp.where(both, response[:, 6:], jnp.eye(model.robot.n_joints))
+    impulse = spd_solve(inverse_inertia, jnp.where(stopped, -y.v[6:], 0.0))
+    v = y.v + impulse @ response
+    v = v.at[6:].set(jnp.where(stopped, 0.0, v[6:]))  # exactly at rest
+    return EjectionState(y.q, v, y.dissipated, y.stop_loss)
 
 
 class EjectionRun(eqx.Module):
@@ -328,7 +351,7 @@ def equivalent_mass(model: EjectionModel, q0, slip_dir) -> Float[Array, ""]:
     """Effective mass seen by the spring at rest: ``1 / (e^T Hbar^{-1} e)`` over the rail and the free joints."""
     slip_dir = jnp.asarray(slip_dir).astype(int)
     mode = EjectionMode(phase=jnp.asarray(RAIL), slip=slip_dir, stop=jnp.zeros_like(slip_dir),
-                        crossed_time=jnp.full(slip_dir.shape, jnp.inf))
+                        crossed_time=jnp.full(slip_dir.shape, jnp.inf), consistent=jnp.asarray(True))
     force = jnp.zeros(model.robot.nv).at[:3].set(model.rail_axis)
     h, _ = mass_matrix_and_bias(model.robot, q0, jnp.zeros(model.robot.nv))
     accel, _ = masked_solve(h, force, *model._masking(mode))

@@ -1,6 +1,7 @@
 """Headline quantities of an ejection run, computed in JAX (so they batch under ``vmap`` and differentiate).
 
-Status: ``NO_EVENT`` when the arm never left the rail within the horizon (then no separation quantity is
+Status: ``NOT_CONVERGED`` when a stick/slip choice at an event found no consistent mode (its LCP did not
+converge), ``NO_EVENT`` when the arm never left the rail within the horizon (then no separation quantity is
 defined and they are NaN), the solver's status otherwise, and the warnings ``LIMIT_CROSSED`` (``limits =
 "flag"``: a joint crossed a limit) and ``NOT_SETTLED`` when the joints can stick (hybrid friction) but were
 still slipping at the end (then the stable quantities are NaN).
@@ -72,7 +73,8 @@ def ejection_outcome(model: EjectionModel, run: EjectionRun, joint_angles, frict
     # at t_s: in space a rigid body off its principal axes keeps changing its angular velocity afterwards
     com_velocity, omega = rigid_motion(model, q_stable, v_stable)
     crossed = jnp.any(jnp.isfinite(final.crossed_time))
-    status = first_failure(sol.status, flag(~separated, Status.NO_EVENT), flag(crossed, Status.LIMIT_CROSSED),
+    status = first_failure(sol.status, flag(~final.consistent, Status.NOT_CONVERGED), flag(~separated, Status.NO_EVENT),
+                           flag(crossed, Status.LIMIT_CROSSED),
                            flag(can_stick & ~stable, Status.NOT_SETTLED))
     m_space, m_plane = frictionless_masses
     return EjectionOutcome(
