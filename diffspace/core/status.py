@@ -29,7 +29,7 @@ class Status(enum.IntEnum):
     NON_FINITE = 4  # NaN or inf in the state or a result
     NOT_CONVERGED = 5  # an inner solver (LCP pivoting, Newton, projection) did not converge
     OUT_OF_RANGE = 6  # the motion left the model's range of validity (e.g. the contact left the surface)
-    MODE_VIOLATED = 7  # a hybrid mode began with one of its end conditions already met (an inconsistent transition)
+    EVENT_MISSED = 7  # a hybrid run ended with a mode condition below zero whose event never fired
     NOT_SETTLED = 10  # warning: valid run that had not settled at the end (e.g. joints still slipping)
     LIMIT_CROSSED = 11  # warning: a joint crossed its limit (joint limits = "flag")
     SINGULAR_POSE = 12  # warning: a controlled arm came near a kinematic singularity (damped inverse active)
@@ -56,8 +56,9 @@ _DESCRIPTIONS = {
     Status.NON_FINITE: "non-finite numbers in the state or the results",
     Status.NOT_CONVERGED: "an inner solver did not converge",
     Status.OUT_OF_RANGE: "the motion left the model's range of validity",
-    Status.MODE_VIOLATED: ("a hybrid mode began with one of its end conditions already met, so later events could "
-                           "not be detected (a defect of the model's transition: please report the case)"),
+    Status.EVENT_MISSED: ("an event went undetected: the run ended with one of its mode's end conditions crossed "
+                          "(a mode entered with its end condition already met, or a step that skipped a double "
+                          "crossing; tighter simulation tolerances may help, otherwise please report the case)"),
     Status.NOT_SETTLED: "the motion had not settled at the end of the horizon",
     Status.LIMIT_CROSSED: "a joint crossed its limit",
     Status.SINGULAR_POSE: "the arm came near a kinematic singularity (the controller's damped inverse was active)",

@@ -35,8 +35,8 @@ class HybridSolution(eqx.Module):
     ``ts``/``ys``: the state on the fixed output grid (stitched across segments); ``segment_*``: one entry
     per segment (``segment_end`` time, state at the end before the transition, mode before and after,
     ``segment_event`` true where the segment ended with an event); ``status``: a
-    ``diffspace.core.status.Status`` code (``OK``, ``SOLVER_FAILURE``, ``MODE_VIOLATED`` when a segment
-    started with a condition already at or below zero, or ``EVENT_BUDGET`` when the run needed more than
+    ``diffspace.core.status.Status`` code (``OK``, ``SOLVER_FAILURE``, ``EVENT_MISSED`` when the run ended
+    with a condition below zero whose event never fired, or ``EVENT_BUDGET`` when the run needed more than
     ``max_segments`` segments).
 
     Attributes:
@@ -160,9 +160,10 @@ def hybrid_solve(
     Segments are iterated by ``lax.scan`` over ``max_segments`` (a bounded, reverse-differentiable loop; a
     finished run turns the remaining segments into zero-length solves). The state is saved at ``n_save`` equally
     spaced times of ``[0, t_final]``, or at ``save_times`` (sorted, in ``[0, t_final]``; may be traced).
-    Every condition must be positive at the start of its segment (Diffrax detects a condition falling from
-    positive to zero or below, so one that starts at or below zero is never seen and hides the others in their
-    minimum): a segment that starts otherwise sets the status ``MODE_VIOLATED``. Use inside ``jit``.
+    A condition should be positive when its segment starts: Diffrax detects a condition falling from positive to
+    zero or below, so one that starts at or below zero and falls is never seen, and inside the minimum it hides
+    every other condition. A run whose last segment reaches ``t_final`` with a condition below zero sets the
+    status ``EVENT_MISSED``. Use inside ``jit``.
 
     Args:
         system: The hybrid system ([`AbstractHybridSystem`][diffspace.integrate.hybrid.AbstractHybridSystem]).
@@ -200,9 +201,6 @@ def hybrid_solve(
     def segment(carry, _):
         t, y, mode, done, status, ys_acc, steps = carry
         t_start = jnp.where(done, t_final, t)
-        # Diffrax detects a condition falling from positive to zero or below: one that starts at or below zero
-        # is never seen and, inside the minimum, hides every other condition of the segment
-        violated = (first_condition(t_start, y, mode, t0=t_start) <= 0.0) & ~done
         sol = diffrax.diffeqsolve(
             term, solver, t0=t_start, t1=t_final, dt0=None, y0=y, args=mode,
             saveat=diffrax.SaveAt(subs=[diffrax.SubSaveAt(ts=jnp.clip(grid, t_start, t_final)), diffrax.SubSaveAt(t1=True)]),
@@ -214,6 +212,10 @@ def hybrid_solve(
         y_end = jax.tree_util.tree_map(lambda x: x[0], end_ys)
         event = (sol.result == diffrax.RESULTS.event_occurred) & ~done
         failed = (sol.result != diffrax.RESULTS.successful) & ~event & ~done
+        # a segment that reached t_final with a condition below zero crossed it unseen (Diffrax detects a condition
+        # falling from positive to zero or below: one that starts at or below zero is never seen and, inside the
+        # minimum, hides every other condition of the segment)
+        missed = ~event & ~done & ~failed & (first_condition(t_end, y_end, mode, t0=t_start) < 0.0)
         in_segment = (grid >= t_start) & ((grid < t_end) | (~event & (grid <= t_end))) & ~done
         ys_acc = jax.tree_util.tree_map(
             lambda acc, new: jnp.where(in_segment.reshape((-1,) + (1,) * (acc.ndim - 1)), new, acc), ys_acc, grid_ys
@@ -222,7 +224,7 @@ def hybrid_solve(
         keep = lambda a, b: jax.tree_util.tree_map(lambda u, w: jnp.where(event, u, w), a, b)  # noqa: E731
         y_next, mode_next = keep(y_next, y_end), keep(mode_next, mode)
         status = jnp.where(failed, Status.SOLVER_FAILURE.value, status)
-        status = jnp.where(violated & (status == Status.OK.value), Status.MODE_VIOLATED.value, status)
+        status = jnp.where(missed & (status == Status.OK.value), Status.EVENT_MISSED.value, status)
         log = (t_end, y_end, mode, mode_next, event)
         new_done = done | ~event
         steps = steps + jnp.where(done, 0, sol.stats["num_steps"])

@@ -272,7 +272,8 @@ def _hit_limits(model: EjectionModel, y: EjectionState, mode: EjectionMode):
 
 
 def _stop_impacts(model: EjectionModel, y: EjectionState, mode: EjectionMode, hit, side):
-    """Impacts at the stops hit: rebound with the restitution, or hold when the rebound is below HOLD_RATE."""
+    """Impacts at the stops hit: rebound with the restitution, or hold when the rebound is below HOLD_RATE; the
+    joint is put at its stop exactly."""
 
     def one(j, carry):
         y, mode = carry
@@ -285,7 +286,10 @@ def _stop_impacts(model: EjectionModel, y: EjectionState, mode: EjectionMode, hi
         slip = jnp.where(hold, 0, jnp.where(mode.slip[j] != 0, -mode.slip[j], mode.slip[j]))
         if not model.friction.is_hybrid:
             slip = mode.slip[j]
-        impacted = (EjectionState(y.q, v, y.dissipated, y.stop_loss + loss),
+        # at the stop exactly (the event fires _LIMIT_TOL beyond it): the watch on a joint released there starts
+        # at +_LIMIT_TOL, not at zero
+        q = y.q.at[7 + j].set(jnp.clip(y.q[7 + j], model.robot.lower[j], model.robot.upper[j]))
+        impacted = (EjectionState(q, v, y.dissipated, y.stop_loss + loss),
                     eqx.tree_at(lambda m: (m.slip, m.stop), mode,
                                 (mode.slip.at[j].set(slip), mode.stop.at[j].set(jnp.where(hold, side[j], 0)))))
         return jax.tree_util.tree_map(lambda a, b: jnp.where(hit[j], a, b), impacted, (y, mode))
