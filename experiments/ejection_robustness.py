@@ -77,7 +77,7 @@ def _mujoco(scenario, params, horizon: float) -> dict:
 
     data = [mujoco.MjData(models[0]) for _ in range(2)]
     return mujoco_separation(models, np.asarray(params.attitude)[:, free], float(scenario.params.spring_compression),
-                             horizon, data=data)
+                             horizon, data=data, joint_names=model.robot.joint_names)
 
 
 def campaign(name: str, config: str, n: int, seed: int, spread_deg: float, stiffness, coulomb, static_ratio,

@@ -84,7 +84,7 @@ def _mujoco_agrees(scenario, outcome):
                                      compression=float(p.spring_compression), frictionloss=float(p.coulomb_torque),
                                      damping=float(p.viscous))
     mj = mujoco_separation(mj_model, np.asarray(free_angles)[None], float(p.spring_compression),
-                           1.5 * float(outcome.separation_time))
+                           1.5 * float(outcome.separation_time), joint_names=model.robot.joint_names)
     assert float(mj["t_s"][0]) == pytest.approx(float(outcome.separation_time), rel=1e-3)
     assert float(mj["v_m_s"][0]) == pytest.approx(float(outcome.separation_velocity), rel=1e-3)
 

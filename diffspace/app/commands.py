@@ -115,7 +115,8 @@ def command_run(args, loaded: Loaded) -> dict:
         write_summary(work, summary)
         write_html_report(work, loaded)
     if summary.get("failures"):
-        raise SolverFailure("; ".join(summary["failures"]) + f" (the other cases are in {args.out})")
+        written = "the other cases are" if study else "the run up to its failure is"
+        raise SolverFailure("; ".join(summary["failures"]) + f" ({written} in {args.out})")
     return summary
 
 

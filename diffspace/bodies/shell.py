@@ -279,6 +279,22 @@ class Shell(eqx.Module):
                                                               self.references, self.material)
         return self.mesh.scatter(per_element)
 
+    def strains(self, q: Float[Array, "N 3 3"]) -> tuple[Float[Array, "E G 3"], Float[Array, "E G 3"]]:
+        """Membrane strain and change of curvature at every element's Gauss points (Voigt ``[xx, yy, 2xy]`` in
+        the local Cartesian frame: for :func:`cylinder_mesh`, ``x`` circumferential and ``y`` axial)."""
+        return jax.vmap(element_strains)(self.mesh.gather(q), self.references)
+
+    def peak_strains(self, q: Float[Array, "N 3 3"]) -> tuple[Float[Array, ""], Float[Array, ""]]:
+        """``(largest principal strain magnitude at either face, largest axial compression of the
+        mid-surface)``: the faces at ``+-h/2`` carry ``eps + -(h/2) kappa``; the axial (``y``) membrane
+        compression is what buckles a thin tube."""
+        membrane, bending = self.strains(q)
+        faces = jnp.stack([membrane + 0.5 * self.material.thickness * bending,
+                           membrane - 0.5 * self.material.thickness * bending])
+        xx, yy, xy = faces[..., 0], faces[..., 1], 0.5 * faces[..., 2]
+        principal = 0.5 * jnp.abs(xx + yy) + jnp.sqrt(0.25 * (xx - yy) ** 2 + xy**2)
+        return jnp.max(principal), jnp.max(-membrane[..., 1])
+
     def stiffness(self, q) -> Float[Array, "n n"]:
         """Dense tangent stiffness of the strain energy alone (``jax.hessian`` of one element's energy,
         ``vmap``-ed and scatter-added), ``n = 9 N``."""

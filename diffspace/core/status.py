@@ -34,6 +34,7 @@ class Status(enum.IntEnum):
     LIMIT_CROSSED = 11  # warning: a joint crossed its limit (joint limits = "flag")
     SINGULAR_POSE = 12  # warning: a controlled arm came near a kinematic singularity (damped inverse active)
     PENETRATION = 13  # warning: a rigid contact penetrated deeper than its tolerance
+    BUCKLING_RISK = 14  # warning: a thin-walled part was compressed past its buckling strain
 
     @property
     def failed(self) -> bool:
@@ -63,6 +64,8 @@ _DESCRIPTIONS = {
     Status.LIMIT_CROSSED: "a joint crossed its limit",
     Status.SINGULAR_POSE: "the arm came near a kinematic singularity (the controller's damped inverse was active)",
     Status.PENETRATION: "a contact penetrated deeper than its tolerance",
+    Status.BUCKLING_RISK: ("a thin-walled tube was compressed past the strain at which it would buckle (the model "
+                           "has no buckling: results beyond it are not those of the real part)"),
 }
 
 

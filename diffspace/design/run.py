@@ -24,7 +24,7 @@ import numpy as np
 from ..io.results import print_summary, write_summary
 from ..io.scene import save_scene
 from ..scenarios import AbstractScenario
-from ..core.status import ConfigError, SolverFailure, Status, failed
+from ..core.status import ConfigError, Status, failed
 from . import cases as cs
 from .labels import design_parameters, key_label
 from .progress import Spinner
@@ -43,22 +43,63 @@ def _simulate_batch(scenarios: AbstractScenario, design: dict):
 
 
 def run_single(scenario: AbstractScenario, out: Path, progress: bool = True) -> dict:
-    """Simulate, refuse failed outcomes (``SolverFailure`` naming the phase), write the outputs; ``progress``:
-    a spinner on stderr while the simulation compiles and runs and while the outputs are written."""
+    """Simulate and write the outputs (a failed run too: its summary names the failure, ``"failures"`` lists it
+    and the caller raises ``SolverFailure`` once the results are in place); ``progress``: a spinner on stderr
+    while the simulation compiles and runs and while the outputs are written."""
     with Spinner(scenario.name, progress) as spin:
         spin.compile_stage("the simulation")
         outcome = jax.block_until_ready(simulate_default(scenario))
         status = int(outcome.status)
-        if failed(status):
-            raise SolverFailure(f"{scenario.name}: {scenario.diagnose(outcome)}")
         spin.stage("writing the results, plots and 3-D scene")
-        summary = scenario.summary(outcome)
-        scenario.write(outcome, out)
-        write_scene(scenario, outcome, out)
+        summary = write_outcome(scenario, outcome, out)
+    if failed(status):
+        summary["failures"] = [f"{scenario.name}: {summary['reason']}"]
+        return summary
     if status != Status.OK:
         print(f"warning: {Status(status).description}", file=sys.stderr)
     print_summary(summary, scenario.name)
     return summary
+
+
+def write_outcome(scenario: AbstractScenario, outcome, out: Path) -> dict:
+    """The run's summary, time series, plots and 3-D scene in ``out``; the summary (returned, not written).
+
+    A failed run is written as far as its numbers allow: its summary starts with ``status``, ``reason`` and
+    ``time_reached_s`` (the last time at which every written time series is finite), then whatever of the
+    scenario's summary and files could be computed (``not_written`` says what could not, and why), so that the
+    trajectory up to the failure can be looked at."""
+    if not failed(int(outcome.status)):
+        summary = scenario.summary(outcome)
+        scenario.write(outcome, out)
+        write_scene(scenario, outcome, out)
+        return summary
+    summary = {"status": Status(int(outcome.status)).label, "reason": scenario.diagnose(outcome)}
+    problems = []
+    for what, write in (("summary", lambda: summary.update({**scenario.summary(outcome), **summary})),
+                        ("time series and plots", lambda: scenario.write(outcome, out)),
+                        ("3-D scene", lambda: write_scene(scenario, outcome, out))):
+        try:
+            write()
+        except Exception as err:  # noqa: BLE001 - a failed run's numbers may break any writer: say which
+            problems.append(f"{what}: {type(err).__name__}: {err}")
+    summary["time_reached_s"] = time_reached(out)
+    if problems:
+        summary["not_written"] = problems
+    return {"status": summary.pop("status"), "reason": summary.pop("reason"),
+            "time_reached_s": summary.pop("time_reached_s"), **summary}
+
+
+def time_reached(out: Path) -> float | None:
+    """The last time of ``out/timeseries.npz`` (column ``t_s``) at which every column is finite; ``None`` when
+    there is no such file or time."""
+    path = out / "timeseries.npz"
+    if not path.is_file():
+        return None
+    with np.load(path) as data:
+        if "t_s" not in data:
+            return None
+        finite = np.all([np.isfinite(data[k]) for k in data.files], axis=0)
+        return float(data["t_s"][np.flatnonzero(finite)[-1]]) if finite.any() else None
 
 
 def write_scene(scenario: AbstractScenario, outcome, out: Path) -> None:
@@ -116,16 +157,6 @@ def _simulate_cases(builder: cs.CaseBuilder, labels: list[str], cases: list[dict
             for i, (label, scenario) in enumerate(zip(labels, built))]
 
 
-def _write_case(scenario: AbstractScenario, outcome, out: Path) -> dict | None:
-    """A case's summary, results, plots and scene in ``out``; ``None`` (nothing written) for a failed run."""
-    if failed(int(outcome.status)):
-        return None
-    summary = scenario.summary(outcome)
-    scenario.write(outcome, out)
-    write_scene(scenario, outcome, out)
-    return summary
-
-
 def baseline_design(scenario: AbstractScenario, design: dict) -> dict:
     """The configured values of the keys of ``design`` (config units): the design an optimisation started from."""
     values = scenario.design_values()
@@ -135,12 +166,9 @@ def baseline_design(scenario: AbstractScenario, design: dict) -> dict:
 def write_cases(builder: cs.CaseBuilder, cases: dict[str, dict], out: Path) -> None:
     """Simulate the designs ``cases`` (label -> design-key values) in one vmapped call and write each one's
     summary, results, plots and 3-D scene to ``out/<label>/`` (the report shows their scenes side by side);
-    a failed case leaves ``out/<label>/summary.json`` with its status and reason only."""
+    a failed case is written as far as it got (:func:`write_outcome`)."""
     for label, scenario, outcome in _simulate_cases(builder, list(cases), list(cases.values())):
-        summary = _write_case(scenario, outcome, out / label)
-        if summary is None:
-            summary = {"status": Status(int(outcome.status)).label, "reason": scenario.diagnose(outcome)}
-        write_summary(out / label, summary)
+        write_summary(out / label, write_outcome(scenario, outcome, out / label))
 
 
 def run_study(builder: cs.CaseBuilder, spec: StudySpec, out: Path, progress: bool = True) -> dict:
@@ -155,10 +183,10 @@ def run_study(builder: cs.CaseBuilder, spec: StudySpec, out: Path, progress: boo
         simulated = _simulate_cases(builder, labels, cases)
         spin.stage("writing each case's results, plots and 3-D scene")
         for label, scenario, outcome in simulated:
-            table[label] = _write_case(scenario, outcome, out / label)
-            if table[label] is None:
-                failures.append(f"{label}: {scenario.diagnose(outcome)}")
-                table[label] = {"status": Status(int(outcome.status)).label}
+            table[label] = write_outcome(scenario, outcome, out / label)
+            if failed(int(outcome.status)):
+                failures.append(f"{label}: {table[label]['reason']}")
+                write_summary(out / label, table[label])
     columns = spec.columns or tuple(k for k, v in next(iter(table.values())).items() if isinstance(v, float))[:8]
     print_study(table, columns)
     scenario = simulated[0][1]

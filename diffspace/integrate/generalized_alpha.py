@@ -26,12 +26,16 @@ frequency ``rho_inf`` (numerical damping of the unresolved high frequencies, her
 .. math:: S = \begin{bmatrix} M + c_c C + c_k K & G^T \\ G & 0 \end{bmatrix},\qquad
           K = -\partial Q/\partial q,\ C = -\partial Q/\partial\dot q.
 
-``S`` is factorised **once** (:class:`IterationMatrix`) and reused in every step (a chord / modified Newton
-iteration): either frozen at the initial state or, for systems whose coordinates are all 3-vectors and that
+``S`` is factorised once (:class:`IterationMatrix`) and reused step after step (a chord / modified Newton
+iteration): either frozen at the state where it was factored or, for systems whose coordinates are all 3-vectors and that
 turn rigidly about a known axis (a deploying mast), **co-rotated**: ``S(t) = Q(t) S_0 Q(t)^T`` with ``Q``
 the block rotation by ``R(t)``, exact for the rigidly rotated reference state, so only the small elastic
 deformation and stress separate it from the true Jacobian and each iteration contracts the error by about
-that ratio. A fixed number of iterations keeps the step a fixed computation: reverse-mode differentiation
+that ratio. **Refactoring**: when the deformation (or a jump of the drive's acceleration) leaves that
+tangent behind, so that a step's iteration ends with an estimated error above a tenth of its tolerance, the
+step is taken again from its start with ``S`` assembled and factored there (the element tangents of the
+deformed structure and the constraints' second derivatives weighted by the multipliers) and twice the
+iterations; later steps keep the new factors. A fixed number of iterations keeps the step a fixed computation: reverse-mode differentiation
 goes through the (``stop_gradient``-ed) factorisation and the unrolled iterations, whose derivative converges
 to the implicit-function derivative as fast as the iterates converge.
 
@@ -86,16 +90,18 @@ class AlphaState(eqx.Module):
 
 
 class IterationMatrix(eqx.Module):
-    """LU factors of ``S_0`` (module docstring) and, optionally, the rotation ``R(t)`` applied to every
-    3-vector of ``q`` (co-rotation); ``n`` is the number of coordinates."""
+    """LU factors of ``S`` factored at the time ``t_ref`` (module docstring) and, optionally, the rotation
+    ``R(t)`` of the rigid motion (co-rotation: ``S`` is turned by ``R(t) R(t_ref)^T``); ``n`` is the number of
+    coordinates."""
 
     lu: tuple[Float[Array, "s s"], Array]
+    t_ref: Float[Array, ""]
     n: int = eqx.field(static=True)
     rotation: Callable | None = None
 
     def solve(self, t, r_dyn: Float[Array, " n"], r_con: Float[Array, " m"]):
         """``S(t)^{-1} [r_dyn; r_con]`` split as ``(dq, dlam)``."""
-        rot = None if self.rotation is None else self.rotation(t)
+        rot = None if self.rotation is None else self.rotation(t) @ self.rotation(self.t_ref).T
         if rot is not None:
             r_dyn = (r_dyn.reshape(-1, 3) @ rot).reshape(-1)  # R^T per 3-vector
         x = lu_solve(self.lu, jnp.concatenate([r_dyn, r_con]))
@@ -111,15 +117,15 @@ def constraint_jacobian(system: AbstractConstrainedSystem, t, q) -> Float[Array,
 
 
 def iteration_matrix(mass, stiffness, damping, jacobian, params: AlphaParameters, h,
-                     rotation: Callable | None = None) -> IterationMatrix:
-    """Factorise ``S_0 = [[M + c_c C + c_k K, G^T], [G, 0]]`` (module docstring) from ``M``, ``K``, ``C``
-    and ``G`` at one state; ``rotation(t)`` for co-rotation (the identity at that state's time). The factors
+                     rotation: Callable | None = None, t_ref=0.0) -> IterationMatrix:
+    """Factorise ``S = [[M + c_c C + c_k K, G^T], [G, 0]]`` (module docstring) from ``M``, ``K``, ``C``
+    and ``G`` at one state, the state at time ``t_ref``; ``rotation(t)`` for co-rotation. The factors
     carry no gradient: at convergence the step does not depend on them."""
     c_k, c_c = params.coefficients(h)
     m = jacobian.shape[0]
     top = jnp.concatenate([mass + c_c * damping + c_k * stiffness, jacobian.T], 1)
     s = jnp.concatenate([top, jnp.concatenate([jacobian, jnp.zeros((m, m))], 1)], 0)
-    return IterationMatrix(jax.lax.stop_gradient(lu_factor(s)), mass.shape[0], rotation)
+    return IterationMatrix(jax.lax.stop_gradient(lu_factor(s)), jnp.asarray(t_ref, float), mass.shape[0], rotation)
 
 
 def _kkt_accelerations(system: AbstractConstrainedSystem, t, q, v):
@@ -150,7 +156,7 @@ def consistent_state(system: AbstractConstrainedSystem, t0, q0, v0, params: Alph
 
 
 def alpha_step(system: AbstractConstrainedSystem, matrix: IterationMatrix, params: AlphaParameters, h,
-               state: AlphaState, iterations: int) -> tuple[AlphaState, Float[Array, ""], Float[Array, " n"]]:
+               state: AlphaState, iterations: int):
     """One step (module docstring); returns the new state, the estimated error of ``qdd`` (max norm, units of
     ``qdd``) left after the last chord correction (its size times the observed contraction rate) and the
     applied forces ``Q`` of the last iteration (at the end state up to that correction)."""
@@ -183,37 +189,59 @@ def alpha_step(system: AbstractConstrainedSystem, matrix: IterationMatrix, param
     return AlphaState(t1, q, v, acc, a, lam), error, forces
 
 
+REFACTOR_MARGIN = 0.1
+"""``alpha_solve`` takes a step again with a freshly factored iteration matrix when the chord iteration left an
+error above this fraction of its tolerance (a safety margin: the error is an estimate)."""
+
+
 class AlphaSolution(eqx.Module):
     """``frames``: the state after every frame (``n_frames``); ``observed``: ``observe(state, Q)`` after every
     step (leading axis ``n_frames * stride``); ``newton_error``: the estimated error of the accelerations left
-    by the chord iteration per step (:func:`alpha_step`)."""
+    by the chord iteration per step (:func:`alpha_step`); ``refactored``: per frame, whether the iteration
+    matrix was factored again at its start."""
 
     frames: AlphaState
     observed: object
     newton_error: Float[Array, " S"]
+    refactored: Array
 
 
 def alpha_solve(system: AbstractConstrainedSystem, matrix: IterationMatrix, params: AlphaParameters, h,
                 state: AlphaState, n_frames: int, stride: int, iterations: int = 3,
-                observe: Callable | None = None) -> AlphaSolution:
-    """``n_frames * stride`` fixed steps of :func:`alpha_step` (module docstring). Pure."""
+                observe: Callable | None = None,
+                refactor: Callable[[AlphaState], IterationMatrix] | None = None,
+                tolerance: float = 1e-5) -> AlphaSolution:
+    """``n_frames * stride`` fixed steps of :func:`alpha_step` (module docstring). With ``refactor`` (the
+    iteration matrix at a state: the tangents assembled there), a step whose chord iteration left an estimated
+    error above ``REFACTOR_MARGIN`` times ``tolerance`` times its largest acceleration is taken again from its
+    start with the matrix factored there and twice the iterations; the following steps keep that matrix (a heavily deformed structure, or a jump of the drive's acceleration, leaves the reference
+    tangent behind). Pure."""
     observe = observe or (lambda s, forces: ())
 
     @jax.checkpoint
-    def step(s, _):
-        s, error, forces = alpha_step(system, matrix, params, h, s, iterations)
-        return s, (observe(s, forces), error)
+    def step(carry, _):
+        s, matrix = carry
+        new, error, forces = alpha_step(system, matrix, params, h, s, iterations)
+        again = error > REFACTOR_MARGIN * tolerance * jnp.max(jnp.abs(new.acc))
+        if refactor is not None:
+            def redo():
+                fresh = refactor(s)
+                return (fresh,) + alpha_step(system, fresh, params, h, s, 2 * iterations)
 
-    def frame(s, _):
-        s, outputs = jax.lax.scan(step, s, None, length=stride)
-        return s, (s, outputs)
+            matrix, new, error, forces = jax.lax.cond(again, redo, lambda: (matrix, new, error, forces))
+        return (new, matrix), (observe(new, forces), error, again)
 
-    _, (frames, (observed, change)) = jax.lax.scan(frame, state, None, length=n_frames)
+    def frame(carry, _):
+        carry, (observed, error, again) = jax.lax.scan(step, carry, None, length=stride)
+        return carry, (carry[0], observed, error, again)
+
+    _, (frames, observed, error, refactored) = jax.lax.scan(frame, (state, matrix), None, length=n_frames)
     flat = lambda x: x.reshape(-1, *x.shape[2:])  # noqa: E731
-    return AlphaSolution(frames, jax.tree.map(flat, observed), flat(change))
+    return AlphaSolution(frames, jax.tree.map(flat, observed), flat(error), flat(refactored))
 
 
 __all__ = [
+    "REFACTOR_MARGIN",
     "AlphaParameters",
     "AlphaSolution",
     "AlphaState",

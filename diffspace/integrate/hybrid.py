@@ -32,7 +32,8 @@ following mode only (see there)."""
 class HybridSolution(eqx.Module):
     """Result of [`hybrid_solve`][diffspace.integrate.hybrid.hybrid_solve].
 
-    ``ts``/``ys``: the state on the fixed output grid (stitched across segments); ``segment_*``: one entry
+    ``ts``/``ys``: the state on the fixed output grid (stitched across segments; NaN after the time a failed run
+    reached); ``segment_*``: one entry
     per segment (``segment_end`` time, state at the end before the transition, mode before and after,
     ``segment_event`` true where the segment ended with an event); ``status``: a
     ``diffspace.core.status.Status`` code (``OK``, ``SOLVER_FAILURE``, ``EVENT_MISSED`` when the run ended
@@ -196,7 +197,8 @@ def hybrid_solve(
     controller = diffrax.PIDController(rtol=rtol, atol=atol, dtmax=dtmax)
     term = diffrax.ODETerm(lambda t, y, mode: system.vector_field(t, y, mode))
     solver = solver or diffrax.Tsit5()
-    ys_init = jax.tree_util.tree_map(lambda x: jnp.zeros((n_save,) + jnp.shape(x)), y0)
+    # NaN until a segment covers it: the output of a run that stopped early ends where it stopped
+    ys_init = jax.tree_util.tree_map(lambda x: jnp.full((n_save,) + jnp.shape(x), jnp.nan), y0)
 
     def segment(carry, _):
         t, y, mode, done, status, ys_acc, steps = carry

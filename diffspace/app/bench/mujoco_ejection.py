@@ -51,7 +51,17 @@ def ejection_mujoco_model(
     return mujoco.MjModel.from_xml_string(xml)
 
 
-def mujoco_separation(models, joint_angles, compression: float, t_max: float, data=None) -> dict:
+def joint_addresses(model, joint_names) -> np.ndarray:
+    """MuJoCo's ``qpos`` (= ``qvel``, hinges and slides only) address of each joint named in ``joint_names``
+    (our declaration order): MuJoCo numbers the joints of a branched tree depth-first, which differs."""
+    import mujoco
+
+    return np.array([model.jnt_qposadr[mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, name)]
+                     for name in joint_names])
+
+
+def mujoco_separation(models, joint_angles, compression: float, t_max: float, data=None,
+                      joint_names=None) -> dict:
     """Roll out in-rail ejections in MuJoCo and locate the separation ``s = compression`` in each.
 
     ``models``: one ``MjModel`` from :func:`ejection_mujoco_model` or a sequence, one per case (e.g.
@@ -61,7 +71,9 @@ def mujoco_separation(models, joint_angles, compression: float, t_max: float, da
     the crossing is interpolated linearly between the two steps around it (the spring force, hence the
     rail acceleration, vanishes there, so the interpolation error is far below the integrator's).
     Returns arrays ``t_s`` (separation time; NaN where not reached), ``v_m_s`` (slide velocity) and
-    ``theta_rad`` (``(batch, n)`` joint angles) at separation.
+    ``theta_rad`` (``(batch, n)`` joint angles) at separation. ``joint_names``: the robot's joint names in
+    its declaration order, the order of ``joint_angles`` and ``theta_rad`` (needed for a branched tree; default:
+    MuJoCo's order, the same for a serial chain).
     """
     import mujoco
     from mujoco import rollout
@@ -77,9 +89,10 @@ def mujoco_separation(models, joint_angles, compression: float, t_max: float, da
     spec = mujoco.mjtState.mjSTATE_FULLPHYSICS
     size = mujoco.mj_stateSize(first, spec)
     init = np.zeros((batch, size))
+    address = np.arange(1, 1 + angles.shape[1]) if joint_names is None else joint_addresses(first, joint_names)
     for b in range(batch):
         mujoco.mj_resetData(first, scratch)
-        scratch.qpos[1:] = angles[b]
+        scratch.qpos[address] = angles[b]
         mujoco.mj_getState(first, scratch, init[b], spec)
     nstep = int(np.ceil(t_max / first.opt.timestep))
     state, _ = rollout.rollout(model_list if len(model_list) == batch else first, data, init, nstep=nstep)
@@ -99,5 +112,5 @@ def mujoco_separation(models, joint_angles, compression: float, t_max: float, da
     return {
         "t_s": lerp(t[:, :, None])[:, 0] * nan,
         "v_m_s": lerp(qvel)[:, 0] * nan,
-        "theta_rad": lerp(qpos)[:, 1:] * nan[:, None],
+        "theta_rad": lerp(qpos)[:, address] * nan[:, None],
     }

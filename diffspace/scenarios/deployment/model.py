@@ -208,6 +208,24 @@ class Mast(AbstractConstrainedSystem):
         jac = jax.jacfwd(lambda y: jax.vmap(self.beam.deformation)(*self.face_frames(y)))(y0)  # (i, 6, n)
         return jnp.einsum("iam,ab,ibn->mn", jac, self.beam.stiffness(), jac)
 
+    def tangent(self, t, y, y_dot, lam) -> tuple[Float[Array, "n n"], Float[Array, "n n"]]:
+        """``(K, C)`` at a deformed state: ``K = -dQ/dy + d(G^T lambda)/dy``, ``C = -dQ/dy'``. Shells:
+        ``T^T K_i T`` over the interfaces with each shell's element tangents (:meth:`Shell.tangent`) at its own
+        deformation; beams: forward-mode Jacobians of the forces. The constraints' part
+        ``sum lambda_k d^2 g_k / dy^2`` (the modules' orthonormality rows and the slopes carry the inertia
+        loads of a fast drive) by forward over reverse mode."""
+        if self.shell is not None:
+            shells_q = (self.coupling @ y).reshape(self.n_interfaces, -1, 3, 3)
+            shells_w = (self.coupling @ y_dot).reshape(self.n_interfaces, -1, 3, 3)
+            k, c = jax.vmap(self.shell.tangent)(shells_q, shells_w)
+            coupling = self.coupling.reshape(self.n_interfaces, k.shape[1], -1)
+            stiffness, damping = (jnp.einsum("iam,iab,ibn->mn", coupling, x, coupling) for x in (k, c))
+        else:
+            stiffness = -jax.jacfwd(lambda yy: self.forces(t, yy, y_dot))(y)
+            damping = -jax.jacfwd(lambda ww: self.forces(t, y, ww))(y_dot)
+        geometric = jax.hessian(lambda yy: lam @ self.constraints(t, yy))(y)
+        return stiffness + geometric, damping
+
     def kinetic_energy(self, y_dot) -> Float[Array, ""]:
         return 0.5 * y_dot @ self.mass @ y_dot
 

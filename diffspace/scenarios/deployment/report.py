@@ -93,6 +93,11 @@ def summary(scenario, outcome: Outcome) -> dict:
         "damping_loss_J": float(loss[-1]),
         "final_vibration_energy_J": float(outcome.kinetic[-1] + outcome.strain[-1]),
         "max_newton_error": float(np.max(outcome.newton_error)),
+        # shells only: the largest principal strain at a face, the largest axial compression of a mid-surface
+        # and the knocked-down buckling strain of the thin tube (status buckling_risk beyond it)
+        "peak_surface_strain_percent": _finite_or_none(100.0 * outcome.peak_strain),
+        "peak_axial_compression_percent": _finite_or_none(100.0 * outcome.axial_compression),
+        "buckling_strain_percent": _finite_or_none(100.0 * outcome.buckling_strain),
     }
 
 

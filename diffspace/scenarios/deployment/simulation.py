@@ -76,6 +76,9 @@ class Outcome(AbstractOutcome):
     frame_y: Float[Array, "F n"]
     kinetic: Float[Array, " F"]
     strain: Float[Array, " F"]
+    peak_strain: Float[Array, ""]  # largest principal strain at a shell face over the run (NaN for beams)
+    axial_compression: Float[Array, ""]  # largest axial compression of a shell's mid-surface over the run
+    buckling_strain: Float[Array, ""]  # axial strain at which the thin tube buckles (knocked-down classical)
     motion_end: Float[Array, ""]
     status: Int[Array, ""]
 
@@ -98,6 +101,26 @@ def _cumulative(power: Float[Array, " S"], h) -> Float[Array, " S"]:
     return jnp.concatenate([jnp.zeros(1), jnp.cumsum(0.5 * h * (power[1:] + power[:-1]))])
 
 
+def buckling_strain(mast: Mast) -> Float[Array, ""]:
+    r"""Axial strain at which a thin cylinder buckles: the classical
+    $\varepsilon_{cl} = t / (R\sqrt{3(1-\nu^2)})$ times the knock-down factor of NASA SP-8007 (1968) for
+    imperfect shells, $\gamma = 1 - 0.901(1 - e^{-\phi})$, $\phi = \sqrt{R/t}/16$ (0.77 for the paper's
+    interface, $R/t = 21.5$: 2.2 %)."""
+    p = mast.params
+    radius = 0.5 * (p.inner_diameter + p.thickness)
+    knockdown = 1.0 - 0.901 * (1.0 - jnp.exp(-jnp.sqrt(radius / p.thickness) / 16.0))
+    return knockdown * p.thickness / (radius * jnp.sqrt(3.0 * (1.0 - p.poisson**2)))
+
+
+def _peak_strains(mast: Mast, frames_q) -> tuple[Float[Array, ""], Float[Array, ""]]:
+    """Largest face strain and axial compression of the shells over the frames (NaN for beam interfaces)."""
+    if mast.shell is None:
+        return jnp.asarray(jnp.nan), jnp.asarray(jnp.nan)
+    shells = jax.vmap(lambda y: (mast.coupling @ y).reshape(mast.n_interfaces, -1, 3, 3))(frames_q)
+    peaks = jax.vmap(jax.vmap(mast.shell.peak_strains))(shells)
+    return jnp.max(peaks[0]), jnp.max(peaks[1])
+
+
 def simulate_mast(mast: Mast, settings: Settings) -> Outcome:
     """Integrate the deployment from rest at the undeformed reference (pure; module docstring)."""
     params = AlphaParameters.from_spectral_radius(settings.rho_inf)
@@ -105,11 +128,18 @@ def simulate_mast(mast: Mast, settings: Settings) -> Outcome:
     jacobian = constraint_jacobian(mast, 0.0, y0)
     state0 = consistent_state(mast, 0.0, y0, jnp.zeros_like(y0), params, settings.step)
     stiffness = mast.reference_stiffness(y0)
+    rotation = DriveRotation(mast.drive)
     matrix = iteration_matrix(mast.mass, stiffness, mast.params.damping * stiffness, jacobian, params,
-                              settings.step, DriveRotation(mast.drive))
+                              settings.step, rotation)
+
+    def refactor(state):  # the tangents where the mast is now: its deformation has left the reference behind
+        k, c = mast.tangent(state.t, state.q, state.v, state.lam)
+        return iteration_matrix(mast.mass, k, c, constraint_jacobian(mast, state.t, state.q), params,
+                                settings.step, rotation, t_ref=state.t)
+
     observe = _observe(mast)
     sol = alpha_solve(mast, matrix, params, settings.step, state0, settings.n_frames, settings.stride,
-                      settings.iterations, observe)
+                      settings.iterations, observe, refactor, NEWTON_TOLERANCE)
     first = observe(state0, mast.forces(0.0, y0, state0.v))
     series = jax.tree.map(lambda a, rest: jnp.concatenate([a[None], rest]), first, sol.observed)
     h = settings.step
@@ -118,10 +148,13 @@ def simulate_mast(mast: Mast, settings: Settings) -> Outcome:
     kinetic = jax.vmap(mast.kinetic_energy)(frames.v)
     strain = jax.vmap(mast.strain_energy)(frames.q)
     finite = jnp.all(jnp.isfinite(frames.q)) & jnp.all(jnp.isfinite(series["end_acceleration"]))
+    peak_strain, compression = _peak_strains(mast, frames.q)
+    critical = buckling_strain(mast)
     status = first_failure(
         flag(~finite, Status.NON_FINITE),
         flag(~(jnp.max(sol.newton_error) <= NEWTON_TOLERANCE * jnp.max(jnp.abs(frames.acc))), Status.NOT_CONVERGED),
         flag(~(jnp.max(series["drift"]) <= DRIFT_TOLERANCE), Status.NOT_CONVERGED),
+        flag(compression > critical, Status.BUCKLING_RISK),
     )
     return Outcome(
         t=h * jnp.arange(n_steps + 1), theta=series["theta"], end_rate=series["end_rate"],
@@ -130,9 +163,9 @@ def simulate_mast(mast: Mast, settings: Settings) -> Outcome:
         theta_acceleration=series["theta_acceleration"], drive_work=_cumulative(series["drive_power"], h),
         internal_work=_cumulative(series["internal_power"], h),
         newton_error=jnp.concatenate([jnp.zeros(1), sol.newton_error]) / jnp.max(jnp.abs(frames.acc)),
-        frame_t=frames.t, frame_y=frames.q, kinetic=kinetic, strain=strain,
-        motion_end=mast.drive.end_time, status=status,
+        frame_t=frames.t, frame_y=frames.q, kinetic=kinetic, strain=strain, peak_strain=peak_strain,
+        axial_compression=compression, buckling_strain=critical, motion_end=mast.drive.end_time, status=status,
     )
 
 
-__all__ = ["DRIFT_TOLERANCE", "NEWTON_TOLERANCE", "Outcome", "Settings", "simulate_mast"]
+__all__ = ["DRIFT_TOLERANCE", "NEWTON_TOLERANCE", "Outcome", "Settings", "buckling_strain", "simulate_mast"]
