@@ -245,20 +245,28 @@ def test_cli_bad_config_exits_2_naming_keys(tmp_path, capsys, overrides, keys):
     assert "Traceback" not in err
 
 
+def test_cli_solver_failure_exits_3(tmp_path, capsys):
+    """A horizon that ends mid-contact is a failure (the pair neither separated nor stuck together)."""
+    assert main(["run", str(AIRTABLE), "--out", str(tmp_path / "x"), "--set", "impact.t_max_s=0.005"]) == 3
+    assert "still in contact" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize(
-    "overrides, phrase",
+    "overrides, outcome",
     [
-        (["impact.initial_gap_m=0.1", "impact.approach_speed_m_s=0.001", "impact.t_max_s=1.0"], "do not close"),
-        (["impact.initial_gap_m=0.01", "impact.approach_speed_m_s=0.02", "friction.model=coulomb"], "do not close"),
-        (["friction.mu=1.0"], "no separation"),
+        (["impact.initial_gap_m=0.1", "impact.approach_speed_m_s=0.001", "impact.t_max_s=1.0"], "not_reached"),
+        (["impact.initial_gap_m=0.01", "impact.approach_speed_m_s=0.02", "friction.model=coulomb"], "not_reached"),
+        (["friction.mu=1.0"], "stuck_together"),
     ],
 )
-def test_cli_solver_failures_exit_3(tmp_path, capsys, overrides, phrase):
-    args = ["run", str(AIRTABLE), "--out", str(tmp_path / "x")]
+def test_cli_physical_outcomes_exit_0(tmp_path, overrides, outcome):
+    """Bodies that never meet (too far, or stopped by the table's friction first) or that friction presses
+    together are results: exit 0, the outcome in summary.json."""
+    args = ["run", str(AIRTABLE), "--out", str(tmp_path / "x"), "--quiet"]
     for item in overrides:
         args += ["--set", item]
-    assert main(args) == 3
-    assert phrase in capsys.readouterr().err
+    assert main(args) == 0
+    assert json.loads((tmp_path / "x" / "summary.json").read_text())["outcome"] == outcome
 
 
 def test_cli_fit_bad_csv_exits_2(tmp_path, capsys):

@@ -20,7 +20,22 @@ which for :math:`f_i = 0` is the paper's equivalent-mass impact :math:`m\ddot\de
 Events (each a Diffrax event located by the safeguarded root find, so every time is differentiable): the
 touch (:math:`\delta` rises to 0), the peak force (:math:`\dot F = 0`), the maximum indentation
 (:math:`\dot\delta = 0`), the release (:math:`\delta` falls to 0, or the law's force releases with
-:math:`\delta > 0`), and the stick/slip changes. Peak force and maximum indentation are the state at their
+:math:`\delta > 0`), the binding of the pair (below) and the stick/slip changes.
+
+**Stuck together.** A force that presses the pair together during contact (the ``paper`` friction pair
+:math:`f`) can keep it from ever separating. The relative motion obeys :math:`m\ddot\delta = -F + f`, so its
+energy :math:`E = \tfrac12 m\dot\delta^2 + k\delta^{n+1}/(n+1) - f\delta` only decreases (the law's damping);
+separating needs :math:`E \ge 0` (the value at :math:`\delta = 0`). Once :math:`E < 0` the pair is bound for
+good (an event, ``binding``). The bound pair oscillates about its equilibrium; at its next turning point, where
+the relative speed falls below ``SETTLE_SPEED`` times the impact speed (the equal velocities of persistent
+contact; also reached on an overdamped approach to equilibrium), the contact phase ends and the two bodies
+continue as one at the common velocity momentum conservation gives (the relative velocity left, at most
+``SETTLE_SPEED`` of the impact speed, removed by an internal plastic impulse counted in the damping energy). Without a pressing force (``none``, ``coulomb``: table friction on each body pulls a pair
+in contact apart or not at all) :math:`E \ge 0` throughout and the pair always separates.
+
+**Outcomes** (``ImpactOutcome.outcome``): ``separated``, ``stuck_together``, or ``not_reached`` (the bodies
+did not touch within the horizon); a pair still in contact at the end, neither separated nor bound, is the
+failure ``NO_EVENT`` (the horizon is too short). Peak force and maximum indentation are the state at their
 events, so their gradients are exact.
 
 The state is integrated in scaled units: :math:`x / d_{ref}`, :math:`v / v_a`, :math:`t / t_{ref}` with
@@ -43,7 +58,10 @@ from ..core.status import Status, first_failure, flag
 from .forces import AbstractContactLaw
 
 FRICTION_MODELS = ("none", "paper", "coulomb")
-APPROACH, CONTACT, SEPARATED = 0, 1, 2
+APPROACH, CONTACT, SEPARATED, JOINED = 0, 1, 2, 3
+SETTLE_SPEED = 1e-6  # relative speed / impact speed at which a bound pair is joined
+OUTCOMES = ("separated", "stuck_together", "not_reached")
+SEPARATED_OUTCOME, STUCK_OUTCOME, NOT_REACHED_OUTCOME = range(3)
 _RATE_TOL = 1e-9  # scaled velocity under which a sliding body is at its zero crossing
 
 
@@ -58,18 +76,24 @@ class ImpactFriction(eqx.Module):
 
 
 class ImpactMode(eqx.Module):
-    phase: Int[Array, ""]  # APPROACH, CONTACT or SEPARATED
+    phase: Int[Array, ""]  # APPROACH, CONTACT, SEPARATED or JOINED (stuck together)
     loading: Bool[Array, ""]  # before the peak force
     compressing: Bool[Array, ""]  # before the maximum indentation
     slip: Int[Array, "2"]  # Coulomb: -1 / 0 (stuck) / +1 per body
     impact_speed: Float[Array, ""]  # scaled v0, recorded at the touch
+    bound: Bool[Array, ""]  # in contact with negative relative energy: can no longer separate
 
 
 class ImpactOutcome(eqx.Module):
-    """Impact results (SI). ``status``: ``NO_EVENT`` when the bodies never touch or never separate."""
+    """Impact results (SI). ``outcome``: an index into ``OUTCOMES``; the release quantities are NaN unless the
+    bodies separated, ``common_velocity`` unless they stuck together, every contact quantity unless they touched.
+    ``status``: ``NO_EVENT`` when they touched and were still in contact, unbound, at the end."""
 
     contact_made: Bool[Array, ""]
     separated: Bool[Array, ""]
+    stuck: Bool[Array, ""]
+    common_velocity: Float[Array, ""]  # of a pair stuck together [m/s]
+    binding_time: Float[Array, ""]  # when the pair became bound [s]
     contact_start_time: Float[Array, ""]
     impact_speed: Float[Array, ""]
     peak_force: Float[Array, ""]
@@ -79,16 +103,18 @@ class ImpactOutcome(eqx.Module):
     release_time: Float[Array, ""]
     detached_velocity: Float[Array, ""]  # relative separation speed
     velocity_out: Float[Array, "2"]  # both bodies after the release
-    impulse: Float[Array, ""]
+    impulse: Float[Array, ""]  # of the contact force up to the release or the binding
     damping_energy: Float[Array, ""]
     friction_work: Float[Array, ""]
-    release_indentation: Float[Array, ""]  # > 0 only when the law's force released before separation
-    elastic_energy_at_release: Float[Array, ""]
+    release_indentation: Float[Array, ""]  # at the end of the contact: > 0 when the law's force released before
+    # separation, or the indentation a stuck pair keeps
+    elastic_energy_at_release: Float[Array, ""]  # of that indentation
     series_time: Float[Array, " T"]
     series_indentation: Float[Array, " T"]
     series_velocity: Float[Array, " T"]
     series_force: Float[Array, " T"]
     num_steps: Int[Array, ""]
+    outcome: Int[Array, ""]
     status: Int[Array, ""]
 
     @property
@@ -113,6 +139,12 @@ class ImpactSystem(AbstractHybridSystem):
     @property
     def t_ref(self):
         return self.d_ref / self.v_a
+
+    @property
+    def mass_fractions(self) -> Float[Array, "2"]:
+        """``m_i / (m_1 + m_2)``: the weights of the centre-of-mass velocity (body 2 alone when it is fixed)."""
+        fixed = jnp.isinf(self.mass[1])
+        return jnp.where(fixed, jnp.array([0.0, 1.0]), self.mass / jnp.where(fixed, 1.0, self.mass.sum()))
 
     def coulomb(self) -> JointFriction:
         level = self.friction.mu * self.friction.gravity * jnp.where(jnp.isinf(self.mass), 0.0, self.mass)
@@ -142,6 +174,8 @@ class ImpactSystem(AbstractHybridSystem):
         force, applied, fric = self.forces(y, mode)
         free = jnp.ones(2) if self.friction.model != "coulomb" else (mode.slip != 0).astype(float)
         accel = free * (applied + fric) / self.mass  # a stuck body is held; m = inf: fixed
+        # joined: one body; the pressing pair is internal (only the paper model joins): no acceleration
+        accel = jnp.where(mode.phase == JOINED, 0.0, accel)
         delta, rate = self.relative(y)
         power_damp = (force - self.law.elastic_force(delta)) * rate
         scale = self.t_ref / self.v_a
@@ -172,6 +206,24 @@ class ImpactSystem(AbstractHybridSystem):
         rate = self.force_rate_indicator(y, mode)
         return jnp.where(mode.phase == CONTACT, jnp.where(mode.loading, rate, -rate) + EXTREMUM_MARGIN, 1.0)
 
+    def binding_margin(self, y, mode):
+        """``E / (m v_0^2 / 2)`` in contact (module notes: positive while the pair can still separate)."""
+        delta, rate = self.relative(y)
+        m_eq = jnp.where(jnp.isinf(self.mass[1]), self.mass[0],
+                         self.mass[0] * self.mass[1] / jnp.where(jnp.isinf(self.mass[1]), 1.0, self.mass.sum()))
+        depth = jnp.maximum(delta, 0.0)
+        energy = (0.5 * m_eq * rate**2 + self.law.elastic_force(depth) * depth / (self.law.exponent + 1.0)
+                  - self.friction.force * depth)
+        watched = (mode.phase == CONTACT) & ~mode.bound
+        scale = jnp.where(watched, 0.5 * m_eq * (self.v_a * mode.impact_speed) ** 2, 1.0)  # v_0 = 0 before contact
+        return jnp.where(watched, energy / scale, 1.0)
+
+    def settle_margin(self, y, mode):
+        """``|d_dot| / v_0 - SETTLE_SPEED`` while bound: falls to zero just before the bound pair's turning point."""
+        watched = (mode.phase == CONTACT) & mode.bound
+        speed = jnp.where(watched, mode.impact_speed, 1.0)
+        return jnp.where(watched, jnp.abs(y[1] - y[3]) / speed - SETTLE_SPEED, 1.0)
+
     def indentation_extremum_margin(self, y, mode):
         rate = y[1] - y[3]
         return jnp.where(mode.phase == CONTACT, jnp.where(mode.compressing, rate, -rate) + EXTREMUM_MARGIN, 1.0)
@@ -186,6 +238,8 @@ class ImpactSystem(AbstractHybridSystem):
         """Each positive while the mode holds: touch, release, force extremum, indentation extremum, stick/slip."""
         margins = (self.touch_margin(y, mode), self.release_margin(y, mode), self.force_extremum_margin(y, mode),
                    self.indentation_extremum_margin(y, mode))
+        if self.friction.model == "paper":
+            margins += (self.binding_margin(y, mode), self.settle_margin(y, mode))
         return margins + ((self.stick_slip_margin(y, mode),) if self.friction.model == "coulomb" else ())
 
     def transition(self, t, y, mode):
@@ -203,9 +257,25 @@ class ImpactSystem(AbstractHybridSystem):
         loading = jnp.where(in_contact & (extremum <= tol), ~mode.loading, mode.loading)
         compressing = jnp.where(in_contact & (indentation <= tol) & ~touched, ~mode.compressing, mode.compressing)
         mode = eqx.tree_at(lambda m: (m.phase, m.loading, m.compressing), mode, (phase, loading, compressing))
+        if self.friction.model == "paper":
+            y, mode = _join_if_bound(self, y, mode, tol)
         if self.friction.model != "coulomb":
             return y, mode
         return _settle_coulomb(self, y, mode, tol)
+
+
+def _join_if_bound(system: ImpactSystem, y, mode, tol):
+    """A pair in contact whose relative energy fell below zero can no longer separate; once its relative speed
+    is down to ``SETTLE_SPEED`` both bodies take the common velocity (momentum conserved; the relative kinetic
+    energy left goes to the damping energy) and continue as one (module notes)."""
+    in_contact = mode.phase == CONTACT
+    mode = eqx.tree_at(lambda m: m.bound, mode, mode.bound | (in_contact & (system.binding_margin(y, mode) <= tol)))
+    bound = in_contact & mode.bound & (system.settle_margin(y, mode) <= SETTLE_SPEED)  # speed <= 2 SETTLE_SPEED
+    common = system.mass_fractions @ jnp.stack([y[1], y[3]])
+    lost = 0.5 * (system.mass[0] * (y[1] - common) ** 2
+                  + jnp.where(jnp.isinf(system.mass[1]), 0.0, system.mass[1]) * (y[3] - common) ** 2)
+    joined = y.at[1].set(common).at[3].set(common).at[5].add(lost / system.mass[0])  # damping state: E / (m1 v_a^2)
+    return jnp.where(bound, joined, y), eqx.tree_at(lambda m: m.phase, mode, jnp.where(bound, JOINED, mode.phase))
 
 
 def _settle_coulomb(system: ImpactSystem, y, mode, tol):
@@ -246,7 +316,7 @@ def simulate_impact(law: AbstractContactLaw, mass1, mass2, approach_speed, gap=0
     save = jnp.clip(touch_guess + jnp.linspace(-0.5, 8.0, n_save), 0.0, t_max / t_ref)
     y0 = jnp.zeros(7).at[1].set(1.0)
     mode0 = ImpactMode(phase=jnp.asarray(APPROACH), loading=jnp.asarray(False), compressing=jnp.asarray(False),
-                       slip=jnp.array([1, 0]), impact_speed=jnp.zeros(()))
+                       slip=jnp.array([1, 0]), impact_speed=jnp.zeros(()), bound=jnp.asarray(False))
     y0, mode0 = system.transition(0.0, y0, mode0)
     sol = hybrid_solve(system, y0, mode0, t_max / t_ref, rtol=rtol, atol=atol, max_steps=max_steps,
                        max_segments=max_segments, save_times=save, adjoint=adjoint)
@@ -276,32 +346,45 @@ def _outcome(system: ImpactSystem, sol, mode0: ImpactMode) -> ImpactOutcome:
     i_peak = jnp.argmax(forces)
     touch_force = system.law.first_touch_force(v0)  # Kelvin-Voigt: the force is largest at delta = 0+
     at_touch = touch_force >= forces[i_peak]
-    deltas = jnp.where(maxima, d_ref * (sol.segment_y[:, 0] - sol.segment_y[:, 2]) - system.gap, -jnp.inf)
+    stuck, i_joined = _event_index(sol, in_contact & (after.phase == JOINED))
+    _, i_bound = _event_index(sol, in_contact & ~before.bound & after.bound)
+    joined_here = sol.segment_event & in_contact & (after.phase == JOINED)  # just before its turning point
+    deltas = jnp.where(maxima | joined_here, d_ref * (sol.segment_y[:, 0] - sol.segment_y[:, 2]) - system.gap,
+                       -jnp.inf)
     i_max = jnp.argmax(deltas)
     y_r = sol.segment_y[i_release]
-    delta_r, rate_r = system.relative(y_r)
-    delta_r = jnp.maximum(delta_r, 0.0)
+    _, rate_r = system.relative(y_r)
+    ended = jnp.where(stuck, i_joined, i_release)
+    delta_end = jnp.maximum(system.relative(sol.segment_y[ended])[0], 0.0)  # left when the contact ended
     ok = touched & released
     nan = lambda x: jnp.where(ok, x, jnp.nan)  # noqa: E731
+    contact = lambda x: jnp.where(touched, x, jnp.nan)  # noqa: E731
+    y_b = sol.segment_y[i_joined]
     scale = system.mass[0] * v_a
     ys = sol.ys
     rel_delta = d_ref * (ys[:, 0] - ys[:, 2]) - system.gap
     rel_rate = v_a * (ys[:, 1] - ys[:, 3])
-    status = first_failure(sol.status, flag(~ok, Status.NO_EVENT))
+    outcome = jnp.where(ok, SEPARATED_OUTCOME, jnp.where(stuck, STUCK_OUTCOME, NOT_REACHED_OUTCOME))
+    status = first_failure(sol.status, flag(touched & ~ok & ~stuck, Status.NO_EVENT))
+    y_end = jax.tree_util.tree_map(lambda a: a[ended], sol.segment_y)
+    y_end = jnp.where(stuck, sol.final_y, y_end)  # joined: after the plastic impulse
+    done = lambda x: jnp.where(ok | stuck, x, jnp.nan)  # noqa: E731
     return ImpactOutcome(
-        contact_made=touched, separated=ok,
-        contact_start_time=nan(t_touch), impact_speed=nan(v0),
-        peak_force=nan(jnp.where(at_touch, touch_force, forces[i_peak])),
-        peak_force_time=nan(jnp.where(at_touch, t_touch, t_ref * sol.segment_end[i_peak])),
-        max_indentation=nan(jnp.max(deltas)), max_compression_time=nan(t_ref * sol.segment_end[i_max]),
+        contact_made=touched, separated=ok, stuck=stuck,
+        common_velocity=jnp.where(stuck, v_a * system.mass_fractions @ jnp.stack([y_b[1], y_b[3]]), jnp.nan),
+        binding_time=jnp.where(stuck, t_ref * sol.segment_end[i_bound], jnp.nan),
+        contact_start_time=contact(t_touch), impact_speed=contact(v0),
+        peak_force=contact(jnp.where(at_touch, touch_force, forces[i_peak])),
+        peak_force_time=contact(jnp.where(at_touch, t_touch, t_ref * sol.segment_end[i_peak])),
+        max_indentation=contact(jnp.max(deltas)), max_compression_time=contact(t_ref * sol.segment_end[i_max]),
         release_time=nan(t_ref * sol.segment_end[i_release]),
-        detached_velocity=nan(-rate_r), velocity_out=nan(v_a * jnp.stack([y_r[1], y_r[3]])),
-        impulse=nan(scale * y_r[4]), damping_energy=nan(scale * v_a * y_r[5]),
-        friction_work=nan(scale * v_a * y_r[6]), release_indentation=nan(delta_r),
-        elastic_energy_at_release=nan(system.law.elastic_force(delta_r) * delta_r / (system.law.exponent + 1.0)),
+        detached_velocity=nan(-rate_r), velocity_out=done(v_a * jnp.stack([y_end[1], y_end[3]])),
+        impulse=done(scale * y_end[4]), damping_energy=done(scale * v_a * y_end[5]),
+        friction_work=done(scale * v_a * y_end[6]), release_indentation=done(delta_end),
+        elastic_energy_at_release=done(system.law.elastic_force(delta_end) * delta_end / (system.law.exponent + 1.0)),
         series_time=t_ref * sol.ts, series_indentation=rel_delta, series_velocity=rel_rate,
         series_force=system.law.force(rel_delta, rel_rate, v0),
-        num_steps=sol.num_steps, status=status,
+        num_steps=sol.num_steps, outcome=outcome, status=status,
     )
 
 

@@ -14,19 +14,22 @@ from ..scenarios import AbstractScenario
 from ..core.status import ConfigError, Status, describe, failed
 from . import cases as cs
 from .gradient import design_metrics
+from .outcomes import outcome_labels
 
 INVALID_CONFIG = -1  # host-side status of a case whose config was rejected
 
 
 @dataclasses.dataclass
 class CaseResults:
-    """Per-case outputs of one batch (NumPy): ``values[name]`` (NaN where unusable), ``status`` codes,
-    ``reasons`` (empty where ok), and ``gradients[(name, key)]`` when asked for."""
+    """Per-case outputs of one batch (NumPy): ``values[name]`` (NaN where unusable, or undefined for the run's
+    outcome), ``status`` codes, ``reasons`` (empty where ok), ``gradients[(name, key)]`` when asked for, and
+    ``outcomes``: each run's physical outcome (``""`` where it failed or the scenario declares none)."""
 
     values: dict[str, np.ndarray]
     status: np.ndarray
     reasons: list[str]
     gradients: dict[tuple[str, str], np.ndarray]
+    outcomes: list[str] = dataclasses.field(default_factory=list)
 
 
 def _metrics_and_gradients(scenario: AbstractScenario, design: dict, names: tuple, wrt: tuple):
@@ -51,7 +54,7 @@ def _metric_names(scenario: AbstractScenario, design: dict) -> tuple[str, ...]:
     key = (jax.tree_util.tree_structure(scenario), tuple(design))
     if key not in _NAMES:
         shapes = jax.eval_shape(design_metrics, scenario, design)
-        _NAMES[key] = tuple(k for k in shapes if k != "status")
+        _NAMES[key] = tuple(k for k in shapes if k not in ("status", "outcome"))
     return _NAMES[key]
 
 
@@ -71,7 +74,7 @@ def evaluate_cases(builder: cs.CaseBuilder, cases: list[dict], pad_to: int, outp
     n = len(cases)
     if not good:
         reasons = [f"invalid config: {s}" for s in built]
-        return CaseResults({}, np.full(n, INVALID_CONFIG), reasons, {})
+        return CaseResults({}, np.full(n, INVALID_CONFIG), reasons, {}, [""] * n)
     order = [i if i in good else good[0] for i in range(n)] + [good[-1]] * (pad_to - n)
     host_keys = sorted({k for host, _ in splits for k, _ in host})
     distinct = {splits[i][0] for i in good}
@@ -94,7 +97,23 @@ def evaluate_cases(builder: cs.CaseBuilder, cases: list[dict], pad_to: int, outp
     gradients = {nk: np.where(unusable, np.nan, np.asarray(g, float)[:n]) for nk, g in grads.items()}
     reasons = [f"invalid config: {built[i]}" if bad[i] else ("" if status[i] == 0 else describe(status[i]))
                for i in range(n)]
-    return CaseResults(values, status, reasons, gradients)
+    codes = np.asarray(metrics["outcome"])[:n] if "outcome" in metrics else np.zeros(n, int)
+    outcomes = outcome_labels(type(built[good[0]]).outcomes, codes, ~unusable)
+    return CaseResults(values, status, reasons, gradients, outcomes)
+
+
+def status_totals(counts: dict[str, int]) -> dict[str, int]:
+    """``ok_cases``, ``warning_cases`` and ``failed_cases`` of counts by status label (an invalid config and an
+    unknown code are failures): a warning is a valid run and never counts as failed."""
+    kinds = {"ok": 0, "warning": 0, "failed": 0}
+    for label, n in counts.items():
+        try:
+            status = Status[label.upper()]
+        except KeyError:
+            kinds["failed"] += n
+            continue
+        kinds["ok" if status == Status.OK else "failed" if status.failed else "warning"] += n
+    return {f"{kind}_cases": n for kind, n in kinds.items()}
 
 
 def status_label(code: int) -> str:

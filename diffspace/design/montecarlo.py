@@ -25,6 +25,7 @@ from .evaluate import INVALID_CONFIG, evaluate_cases, status_label
 from .montecarlo_plots import plot_histograms, plot_scatter, plot_tornado
 from .montecarlo_spec import MonteCarloSpec
 from .montecarlo_stats import local_sensitivity, output_statistics, sobol_indices, sobol_summary
+from .outcomes import outcome_indicators, outcome_summary
 from .sweep import PLOT_POINTS, ChunkStore, ResultsTable, compute_chunks, stored_rows
 
 
@@ -53,8 +54,10 @@ def run_montecarlo(builder: cs.CaseBuilder, spec: MonteCarloSpec, out: Path, pro
     counts = compute_chunks(builder, spec, store, (), processes, progress, "montecarlo")
     if counts is None:
         return None
-    values, status, kept = _collect(store, spec, out)
+    declared = type(builder.scenario(())).outcomes
+    values, status, outcomes, kept = _collect(store, spec, out, bool(declared))
     summary = _summary(spec, values, status)
+    summary |= _outcomes(spec, declared, outcomes)
     summary |= _nominal(builder, spec)
     summary |= counts
     stats_rows = _statistics_rows(spec)
@@ -65,19 +68,20 @@ def run_montecarlo(builder: cs.CaseBuilder, spec: MonteCarloSpec, out: Path, pro
     return summary
 
 
-def _collect(store: ChunkStore, spec: MonteCarloSpec, out: Path):
-    """Stream the store into ``results.csv``; every run's outputs and status, and a subsample of rows."""
+def _collect(store: ChunkStore, spec: MonteCarloSpec, out: Path, with_outcomes: bool):
+    """Stream the store into ``results.csv``; every run's outputs, status and outcome, and a subsample of rows."""
     values: dict[str, list] = {}
-    status, kept = [], []
+    status, outcomes, kept = [], [], []
     stride = max(1, spec.n_cases // PLOT_POINTS)
     with ResultsTable(out / "results.csv") as table:
-        for rows, result in stored_rows(store, spec, spec.labels):
+        for rows, result in stored_rows(store, spec, spec.labels, outcomes=with_outcomes):
             table.write(rows)
             for name, column in result.values.items():
                 values.setdefault(name, []).append(column)
             status.append(np.asarray(result.status))
+            outcomes += result.outcomes
             kept += [r for r in rows if r["case"] % stride == 0]
-    return {k: np.concatenate(v) for k, v in values.items()}, np.concatenate(status), kept
+    return {k: np.concatenate(v) for k, v in values.items()}, np.concatenate(status), outcomes, kept
 
 
 def _statistics_rows(spec: MonteCarloSpec) -> np.ndarray:
@@ -109,6 +113,24 @@ def _summary(spec: MonteCarloSpec, values: dict[str, np.ndarray], status: np.nda
     return summary
 
 
+def _outcomes(spec: MonteCarloSpec, declared: tuple[str, ...], outcomes: list[str]) -> dict:
+    """How often each declared outcome happens over the statistics runs that did not fail (with the Wilson
+    interval) and, with Sobol indices, the indices of each outcome's indicator: the shares of the variance of
+    ``1{outcome}`` (whose mean is the probability) due to each input."""
+    if not declared:
+        return {}
+    rows = _statistics_rows(spec)
+    summary = outcome_summary(declared, [label for label, use in zip(outcomes, rows) if use])
+    if spec.sobol:
+        width = spec.runs_per_sample
+        indicators = outcome_indicators(declared, outcomes)
+        indices = {k: sobol_indices(v.reshape(-1, width), spec.bootstrap, spec.seed) for k, v in indicators.items()
+                   if np.nanstd(v) > 0}  # an outcome that always or never happens has no variance to apportion
+        sobol = sobol_summary(indices, spec.input_keys, spec.confidence)
+        summary["outcome_sobol"] = {kind: sobol[kind] for kind in ("sobol_first", "sobol_total", "sobol_first_ci", "sobol_total_ci")}
+    return summary
+
+
 def _nominal(builder: cs.CaseBuilder, spec: MonteCarloSpec) -> dict:
     """The run at the inputs' means and, with ``"local"``, its derivatives times the inputs' deviations."""
     moments = spec.moments()
@@ -128,8 +150,13 @@ def _nominal(builder: cs.CaseBuilder, spec: MonteCarloSpec) -> dict:
 
 
 def print_montecarlo(summary: dict, title: str) -> None:
-    """The campaign in a few lines: each output's mean, deviation and 3-sigma band, and its largest effects."""
+    """The campaign in a few lines: how often each outcome happened, each output's mean, deviation and 3-sigma
+    band, and its largest effects."""
     print(f"== {title}")
+    for name, p in summary.get("outcome_probability", {}).items():
+        low, high = summary["outcome_probability_ci"][name]
+        print(f"  outcome {name:28s} {p:8.2%}  (95 % interval {low:.2%} to {high:.2%}, "
+              f"{summary['outcome_counts'][name]} of {summary['outcome_runs']} runs)")
     print(f"  {'output':36s} {'mean':>11s} {'std':>11s} {'p0.135':>11s} {'p99.865':>11s} {'failed':>7s}")
     for name, s in summary["outputs"].items():
         numbers = [s[k] if s[k] is not None else float("nan") for k in ("mean", "std", "p0.135", "p99.865")]

@@ -31,7 +31,8 @@ import numpy as np
 from ..core.status import ConfigError
 from . import cases as cs
 from .distributed import SOLO, Processes
-from .evaluate import CaseResults, evaluate_cases, status_label
+from .evaluate import CaseResults, evaluate_cases, status_label, status_totals
+from .outcomes import outcome_summary
 from .progress import Bar, compiling
 from .sweep_plots import plot_sweep
 from .sweep_spec import SweepSpec
@@ -57,7 +58,7 @@ class ChunkStore:
 
     def save(self, chunk: int, spec, cases: list[dict], result: CaseResults) -> None:
         arrays = {"case_index": np.asarray(spec.chunk_range(chunk)), "status": result.status,
-                  "reasons": np.asarray(result.reasons, dtype=str)}
+                  "reasons": np.asarray(result.reasons, dtype=str), "outcomes": np.asarray(result.outcomes, dtype=str)}
         arrays.update({f"in:{k}": np.asarray([c[k] for c in cases]) for k in spec.input_keys})
         arrays.update({f"out:{k}": v for k, v in result.values.items()})
         arrays.update({f"grad:{n}:{k}": v for (n, k), v in result.gradients.items()})
@@ -86,7 +87,8 @@ class ChunkStore:
             return None
         values = {k[4:]: v for k, v in data.items() if k.startswith("out:")}
         grads = {tuple(k[5:].split(":", 1)): v for k, v in data.items() if k.startswith("grad:")}
-        return CaseResults(values, data["status"], [str(r) for r in data["reasons"]], grads)
+        outcomes = [str(o) for o in data["outcomes"]] if "outcomes" in data else [""] * len(data["status"])
+        return CaseResults(values, data["status"], [str(r) for r in data["reasons"]], grads, outcomes)
 
 
 def _progress(spec, done: int, enabled: bool, label: str, processes: Processes):
@@ -174,9 +176,10 @@ def run_sweep(builder: cs.CaseBuilder, spec: SweepSpec, out: Path, progress: boo
     return summary
 
 
-def stored_rows(store: ChunkStore, spec, labels=None) -> Iterator[tuple[list[dict], CaseResults]]:
+def stored_rows(store: ChunkStore, spec, labels=None, outcomes: bool = False) -> Iterator[tuple[list[dict], CaseResults]]:
     """Every chunk's ``results.csv`` rows (case, ``labels(chunk)`` columns, inputs, outputs, gradients,
-    status, reason) and its results, in case order; every chunk must be stored."""
+    status, reason and, with ``outcomes`` (the scenario declares them), the outcome) and its results, in case
+    order; every chunk must be stored."""
     for chunk in range(spec.n_chunks):
         cases = spec.cases(chunk)
         result = store.load(chunk, spec, cases)
@@ -188,6 +191,8 @@ def stored_rows(store: ChunkStore, spec, labels=None) -> Iterator[tuple[list[dic
             row.update({f"d({n})/d({k})": float(g[i]) for (n, k), g in result.gradients.items()})
             row["status"] = status_label(int(result.status[i]))
             row["reason"] = result.reasons[i]
+            if outcomes:
+                row["outcome"] = result.outcomes[i]
             rows.append(row)
         yield rows, result
 
@@ -218,17 +223,20 @@ def write_results(store: ChunkStore, spec: SweepSpec, out: Path, scenario=None) 
     counts: dict[str, int] = {}
     best: dict[str, tuple[float, float, dict]] = {}
     kept: list[dict] = []
+    outcomes: list[str] = []
+    declared = type(scenario).outcomes if scenario is not None else ()
     stride = max(1, spec.n_cases // PLOT_POINTS)
     with ResultsTable(out / "results.csv") as table:
-        for rows, result in stored_rows(store, spec):
+        for rows, result in stored_rows(store, spec, outcomes=bool(declared)):
             table.write(rows)
             for row in rows:
                 counts[row["status"]] = counts.get(row["status"], 0) + 1
                 _track_best(best, row, result.values, list(spec.input_keys))
+            outcomes += result.outcomes
             kept += rows[::stride]
     plot_sweep(out, spec, kept, scenario)
     summary = {"scenario_cases": spec.n_cases, "method": spec.method, "status_counts": counts,
-               "ok_cases": counts.get("ok", 0), "failed_cases": spec.n_cases - counts.get("ok", 0)}
+               **status_totals(counts), **outcome_summary(declared, outcomes)}
     for name, (lo, hi, at_max) in best.items():
         summary[f"{name}_min"], summary[f"{name}_max"] = lo, hi
         summary[f"{name}_argmax"] = at_max

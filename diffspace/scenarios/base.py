@@ -45,7 +45,7 @@ from jaxtyping import Array
 
 from ..integrate.adjoint import adjoint_for
 from ..io.config import Schema, get_key, set_key, split_indexed
-from ..core.status import ConfigError, describe
+from ..core.status import ConfigError, describe, failed
 
 
 class AbstractParams(eqx.Module):
@@ -182,6 +182,8 @@ class AbstractScenario(eqx.Module):
     # "forward" (``integrate.adjoint``); set by ``differentiated_by``
     headline: ClassVar[tuple[str, str] | None] = None  # (metric, design key): the result whose gradient the
     # benchmark compiles and the generic gradient test checks against central differences
+    outcomes: ClassVar[tuple[str, ...]] = ()  # the physical outcomes a valid run ends in (labels); the outcome
+    # of such a scenario carries ``outcome`` (an index into them) and its metrics an ``"outcome"`` entry
     # every scenario has a field ``params: <its AbstractParams>`` (the config's parameters); declared by the
     # subclass, so that the subclass controls the constructor's field order
 
@@ -259,7 +261,9 @@ class AbstractScenario(eqx.Module):
             params: The parameters to simulate.
 
         Returns:
-            Metric name (SI, unit-suffixed) -> scalar, plus ``"status"``.
+            Metric name (SI, unit-suffixed) -> scalar, plus ``"status"`` and, for a scenario that declares
+            ``outcomes``, ``"outcome"`` (an index into them). A metric that the run's outcome leaves undefined
+            (the peak force of a miss) is NaN.
 
         Raises:
             ConfigError: The scenario defines no design metrics.
@@ -267,11 +271,18 @@ class AbstractScenario(eqx.Module):
         raise ConfigError(f"scenario '{self.name}' defines no design metrics")
 
     def metrics_names(self) -> list[str]:
-        """Names of the metrics (without ``status``), from their shapes (nothing is computed)."""
+        """Names of the metrics (without ``status`` and ``outcome``), from their shapes (nothing is computed)."""
         import jax
 
         shapes = jax.eval_shape(lambda s: s.metrics(s.params), self)
-        return [k for k in shapes if k != "status"]
+        return [k for k in shapes if k not in ("status", "outcome")]
+
+    def outcome_label(self, outcome: AbstractOutcome) -> str | None:
+        """The physical outcome of a run, one of ``outcomes``; ``None`` for a scenario that declares none or a
+        failed run (host side)."""
+        if not self.outcomes or bool(failed(int(outcome.status))):
+            return None
+        return self.outcomes[int(outcome.outcome)]
 
     # ------------------------------------------------------------------ host side: reports and design
     @abc.abstractmethod

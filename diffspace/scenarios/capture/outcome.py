@@ -1,8 +1,20 @@
-"""Outcome of one capture run: contact bookkeeping, the state at the first release, invariants, status.
+"""Outcome of one capture run: contact bookkeeping, the state at the first release, invariants, the physical
+outcome and the status.
 
-Status: the solver's, else ``NO_EVENT`` when the tip never touched the target or the contact had not ended by
-``t_final``, else ``OUT_OF_RANGE`` when the contact point left the modelled surface (off the shaft's length or
-the plane patch: the infinite-surface contact model is then not valid).
+Outcomes (``OUTCOMES``; a result, not a failure):
+
+* ``captured``: the tip touched the target and they separated no faster than ``capture.capture_speed_m_s``
+  (slow enough for the capture mechanism to hold it);
+* ``rebounded``: they separated faster;
+* ``missed``: no contact, and at the end the tip was moving away from the surface (its closest approach passed
+  without a touch: an oblique approach past the shaft);
+* ``not_reached``: no contact, and at the end the tip was still closing on the surface (too slow for the
+  horizon).
+
+The contact quantities (peak force, impulse, duration, separation speed) are NaN without a contact.
+Status: the solver's, else ``NO_EVENT`` when the contact had not ended by ``t_final``, else ``OUT_OF_RANGE``
+when the contact point left the modelled surface (off the shaft's length or the plane patch: the
+infinite-surface contact model is then not valid).
 """
 
 from __future__ import annotations
@@ -16,9 +28,13 @@ from ...integrate import HybridSolution
 from ...core.status import Status, first_failure, flag
 from .model import LOADING, SEPARATED, UNLOADING, CaptureModel
 
+OUTCOMES = ("captured", "rebounded", "missed", "not_reached")
+CAPTURED, REBOUNDED, MISSED, NOT_REACHED = range(4)
+
 
 class CaptureOutcome(eqx.Module):
-    """Scalars and states of one capture run (arrays only, so it batches under ``vmap``)."""
+    """Scalars and states of one capture run (arrays only, so it batches under ``vmap``); ``outcome`` indexes
+    ``OUTCOMES``."""
 
     final_phase: Array
     contacts: Array
@@ -38,11 +54,12 @@ class CaptureOutcome(eqx.Module):
     energy_before: Float[Array, ""]
     energy_after: Float[Array, ""]
     solution: HybridSolution
+    outcome: Int[Array, ""]
     status: Int[Array, ""]
 
 
-def capture_outcome(model: CaptureModel, y0, sol: HybridSolution) -> CaptureOutcome:
-    """Reduce a solution: first release state, contact bookkeeping, invariants before/after, status."""
+def capture_outcome(model: CaptureModel, y0, sol: HybridSolution, capture_speed) -> CaptureOutcome:
+    """Reduce a solution: first release state, contact bookkeeping, invariants before/after, outcome, status."""
     mode = sol.final_mode
     before, after = sol.segment_mode_before.phase, sol.segment_mode_after.phase
     is_release = sol.segment_event & (before == UNLOADING) & (after == SEPARATED)
@@ -52,14 +69,20 @@ def capture_outcome(model: CaptureModel, y0, sol: HybridSolution) -> CaptureOutc
     contact_events = sol.segment_event & ((before == LOADING) | (before == UNLOADING) | (after == LOADING))
     margins = jax.vmap(lambda yy: model.lean_gap(yy)[3])(sol.segment_y)
     min_margin = jnp.min(jnp.where(contact_events, margins, jnp.inf))
-    status = first_failure(sol.status, flag((mode.contacts == 0) | (mode.phase != SEPARATED), Status.NO_EVENT),
+    touched = mode.contacts > 0
+    closing_at_end = model.lean_gap(sol.final_y)[1] > 0.0  # free flight: the tip still approaches the surface
+    outcome = jnp.where(touched, jnp.where(-rate_rel <= capture_speed, CAPTURED, REBOUNDED),
+                        jnp.where(closing_at_end, NOT_REACHED, MISSED))
+    status = first_failure(sol.status, flag(touched & (mode.phase != SEPARATED), Status.NO_EVENT),
                            flag(min_margin < 0, Status.OUT_OF_RANGE))
+    contact = lambda x: jnp.where(touched, x, jnp.nan)  # noqa: E731
     return CaptureOutcome(
-        final_phase=mode.phase, contacts=mode.contacts, peak_force=mode.peak_force, impulse=sol.final_y[6][0],
-        damping_loss=sol.final_y[6][1], closing_speed=mode.first_impact_speed, first_touch=mode.first_touch,
-        duration=mode.duration, release_time=sol.segment_end[k], separation_speed=-rate_rel,
+        final_phase=mode.phase, contacts=mode.contacts, peak_force=contact(mode.peak_force),
+        impulse=contact(sol.final_y[6][0]), damping_loss=sol.final_y[6][1],
+        closing_speed=contact(mode.first_impact_speed), first_touch=contact(mode.first_touch),
+        duration=contact(mode.duration), release_time=contact(sol.segment_end[k]), separation_speed=contact(-rate_rel),
         min_margin=min_margin, release_delta=delta_rel, y_release=y_rel,
         momentum_before=model.momentum(y0), momentum_after=model.momentum(sol.final_y),
         energy_before=model.kinetic_energy(y0), energy_after=model.kinetic_energy(sol.final_y),
-        solution=sol, status=status,
+        solution=sol, outcome=outcome, status=status,
     )

@@ -69,7 +69,7 @@ def summary(case, result) -> dict:
     if case.held:
         out["max_holding_torque_N_m"] = {f"joint{j + 1}": float(np.max(np.abs(obs["holding"][:, k])))
                                          for k, j in enumerate(case.held)}
-    out["max_indentation_m"] = float(np.max(obs["delta"]))
+    out["max_indentation_m"] = float(np.max(obs["delta"])) if int(result.contacts) > 0 else None
     out["solver_steps"] = int(result.solution.num_steps)
     return out
 
@@ -94,6 +94,7 @@ def _summary(case, result) -> dict:
     deg = np.rad2deg
     return {
         "status": Status(int(result.status)).label,
+        "outcome": case.outcome_label(result),
         "peak_force_N": float(result.peak_force),
         "impulse_N_s": float(result.impulse),
         "contact_duration_s": float(result.duration),
@@ -178,9 +179,6 @@ def diagnose(case, result) -> str:
         return f"the ODE solver failed in phase '{phase}' (simulation.max_steps reached or the step size collapsed)"
     if status == Status.EVENT_BUDGET:
         return f"more contact events than simulation.max_segments = {case.settings[2]} (in phase '{phase}')"
-    if status == Status.NO_EVENT and int(result.contacts) == 0:
-        return (f"no contact in phase 'approach': at capture.approach_speed_m_s = {float(case.params.approach_speed):g} "
-                f"the rod tip does not reach the target within simulation.t_final_s = {t_final:g} s")
     if status == Status.NO_EVENT:
         return f"the contact never separates: still in phase '{phase}' at simulation.t_final_s = {t_final:g} s"
     if status == Status.OUT_OF_RANGE:

@@ -9,7 +9,8 @@ Config::
     [target]     mass_kg, com_m, inertia_kg_m2 = [Ixx, Iyy, Izz, Ixy, Iyz, Izx], product_convention,
                  surface ("shaft" | "plane"), surface_point_m, surface_direction, shaft_radius_m, extent_m,
                  aim_point_m ("central" | [x, y, z]), orientation ("rod_axis" | "arm_com_line" | [x, y, z, w])
-    [capture]    approach_speed_m_s, approach_angles_deg = [along t1, along t2], initial_gap_m, moving
+    [capture]    approach_speed_m_s, approach_angles_deg = [along t1, along t2], initial_gap_m, moving,
+                 capture_speed_m_s
     [contact]    law, stiffness_source, stiffness_N_m_n, exponent, restitution_c, Hertz material data
     [simulation] t_final_s, rtol, atol, n_save, max_steps, max_segments
 
@@ -48,7 +49,7 @@ from ..robot_config import ROBOT_FIELDS
 from . import placement as pl
 from . import report
 from .model import CaptureModel, reference_scales, simulate_capture
-from .outcome import CaptureOutcome, capture_outcome
+from .outcome import OUTCOMES, CaptureOutcome, capture_outcome
 from .params import APPROACH_PARAMETERS, CONTACT_PARAMETERS, CaptureParams, approach_direction
 from .setup import capture_fields
 
@@ -84,6 +85,9 @@ def _schema() -> Schema:
             "approach_angles_deg": Field("floats", [0.0, 0.0], length=2, check=pl.angles_check),
             "initial_gap_m": Field("float", 0.005, **pos),
             "moving": Field("str", "arm", choices=("arm", "target")),
+            "capture_speed_m_s": Field("float", 0.01, min=0.0,
+                                       help="separation speed up to which the capture mechanism holds the target "
+                                            "(outcome captured, else rebounded)"),
         },
         "contact": {
             "law": Field("str", "zhiying_qishao", choices=LAWS),
@@ -112,6 +116,7 @@ class Capture(AbstractScenario):
 
     name: ClassVar[str] = "capture"
     headline: ClassVar[tuple[str, str]] = ("peak_force_N", "capture.approach_speed_m_s")
+    outcomes: ClassVar[tuple[str, ...]] = OUTCOMES  # captured, rebounded, missed, not_reached
     params: CaptureParams
     model: CaptureModel  # its robot has the held joints merged (hold_method = "merge")
     robot: Robot  # the full robot (holding torques)
@@ -123,6 +128,7 @@ class Capture(AbstractScenario):
     t_final: Float[Array, ""]
     tolerances: Float[Array, "2"]  # rtol, atol: data (no recompile)
     gap: Float[Array, ""]
+    capture_speed: Float[Array, ""]  # separation speed up to which the mechanism holds the target [m/s]
     moving_target: Float[Array, ""]  # 1: the target moves, 0: the arm moves
     held: tuple[int, ...] = eqx.field(static=True)  # 0-based joints held by their drives
     merged: bool = eqx.field(static=True)
@@ -163,7 +169,7 @@ class Capture(AbstractScenario):
         dtmax = jax.lax.stop_gradient(0.25 * self.gap / closing)
         sol = simulate_capture(model, y0, self.t_final, n_save, self.tolerances[0], self.tolerances[1], max_steps,
                                max_segments, dtmax, adjoint=self.adjoint)
-        return capture_outcome(model, y0, sol)
+        return capture_outcome(model, y0, sol, self.capture_speed)
 
     def effective_masses(self, params: CaptureParams | None = None):
         """Arm and target effective masses along the contact normal at t = 0 (the line of the first touch)."""
@@ -176,7 +182,7 @@ class Capture(AbstractScenario):
 
     def metrics(self, params: CaptureParams) -> dict:
         out = self.simulate(params)
-        return {"status": out.status, "peak_force_N": out.peak_force, "impulse_N_s": out.impulse,
+        return {"status": out.status, "outcome": out.outcome, "peak_force_N": out.peak_force, "impulse_N_s": out.impulse,
                 "closing_speed_m_s": out.closing_speed, "separation_speed_m_s": out.separation_speed,
                 "contact_duration_s": out.duration, "normal_restitution": out.separation_speed / out.closing_speed}
 

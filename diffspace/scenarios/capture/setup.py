@@ -67,6 +67,7 @@ def capture_fields(cfg: dict) -> dict:
     return dict(params=params, model=model, robot=robot, angles=jnp.asarray(angles), q0=q0, target_x0=jnp.asarray(x0),
                target_quat0=rotation_to_quat(jnp.asarray(rot)), basis=jnp.asarray(basis),
                t_final=jnp.asarray(sim["t_final_s"], float), tolerances=jnp.asarray([sim["rtol"], sim["atol"]]),
-               gap=jnp.asarray(cap["initial_gap_m"], float), moving_target=jnp.asarray(float(cap["moving"] == "target")),
+               gap=jnp.asarray(cap["initial_gap_m"], float), capture_speed=jnp.asarray(cap["capture_speed_m_s"], float),
+               moving_target=jnp.asarray(float(cap["moving"] == "target")),
                held=held, merged=merged, settings=(sim["n_save"], sim["max_steps"], sim["max_segments"]),
                law_name=cfg["contact"]["law"])

@@ -11,6 +11,9 @@ from ...core.status import Status
 
 
 def summary(scenario, out) -> dict:
+    """The run's numbers; what its outcome leaves undefined is ``null`` (the release of a pair that stuck
+    together, every contact quantity of a pair that never touched). A stuck pair keeps the elastic energy of
+    its frozen indentation, and the friction pair pressing it together did work on it."""
     params = scenario.params
     m1, m2 = float(params.mass1), float(params.mass2)
     law = scenario.contact_law(params)
@@ -20,6 +23,9 @@ def summary(scenario, out) -> dict:
     balance = ke_in + float(out.friction_work) - ke_out - float(out.damping_energy) - float(out.elastic_energy_at_release)
     return {
         "status": Status(int(out.status)).label,
+        "outcome": scenario.outcome_label(out),
+        "common_velocity_m_s": float(out.common_velocity),
+        "binding_time_s": float(out.binding_time),
         "detached_velocity_m_s": float(out.detached_velocity),
         "peak_force_N": float(out.peak_force),
         "contact_duration_s": float(out.contact_duration),

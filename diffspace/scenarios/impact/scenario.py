@@ -32,6 +32,7 @@ import numpy as np
 from jaxtyping import Array, Float
 
 from ...contact import FRICTION_MODELS, LAWS, ContactLaw, ImpactFriction, ImpactOutcome, hertz_stiffness, simulate_impact
+from ...contact.impact import OUTCOMES
 from ...io.config import Field, Schema
 from ...io.tables import read_csv_columns
 from ...core.status import ConfigError, Status
@@ -120,6 +121,7 @@ class Impact(AbstractScenario):
 
     name: ClassVar[str] = "impact"
     headline: ClassVar[tuple[str, str]] = ("peak_force_N", "impact.approach_speed_m_s")
+    outcomes: ClassVar[tuple[str, ...]] = OUTCOMES  # separated, stuck_together, not_reached
     params: ImpactParams
     t_max: Float[Array, ""]
     tolerances: tuple[float, float] = eqx.field(static=True)  # rtol, atol on the scaled state
@@ -172,10 +174,10 @@ class Impact(AbstractScenario):
 
     def metrics(self, params: ImpactParams) -> dict:
         out = self.simulate(params)
-        return {"status": out.status, "detached_velocity_m_s": out.detached_velocity, "peak_force_N": out.peak_force,
-                "contact_duration_s": out.contact_duration, "impulse_N_s": out.impulse,
+        return {"status": out.status, "outcome": out.outcome, "detached_velocity_m_s": out.detached_velocity,
+                "peak_force_N": out.peak_force, "contact_duration_s": out.contact_duration, "impulse_N_s": out.impulse,
                 "restitution": out.restitution, "max_indentation_m": out.max_indentation,
-                "impact_speed_m_s": out.impact_speed}
+                "impact_speed_m_s": out.impact_speed, "common_velocity_m_s": out.common_velocity}
 
     def read_data(self, path: Path) -> FitData:
         cols = read_csv_columns(path, DATA_COLUMNS)
@@ -198,14 +200,9 @@ class Impact(AbstractScenario):
     def diagnose(self, outcome: ImpactOutcome) -> str:
         if int(outcome.status) == Status.NO_EVENT:
             t_max = float(self.t_max)
-            if not bool(outcome.contact_made):
-                extra = " (friction stops them first)" if self.friction_model == "coulomb" else ""
-                return (f"phase 'approach': the bodies do not close impact.initial_gap_m within impact.t_max_s = "
-                        f"{t_max:g} s{extra}")
-            return (f"phase 'contact': no separation within impact.t_max_s = {t_max:g} s (the rebound is too weak "
-                    "against the friction, or the horizon is too short)")
+            return (f"phase 'contact': the bodies were still in contact, neither separated nor bound together, at "
+                    f"impact.t_max_s = {t_max:g} s (raise it)")
         if int(outcome.status) == Status.EVENT_BUDGET and bool(outcome.contact_made):
-            return (f"phase 'contact': no separation within simulation.max_segments = {self.budget[1]} contact and "
-                    "stick-slip events (the bodies settle into contact, e.g. friction presses them together; or raise "
-                    "the budget)")
+            return (f"phase 'contact': more than simulation.max_segments = {self.budget[1]} contact and stick-slip "
+                    "events before the bodies separated or stuck together (raise the budget)")
         return Status(int(outcome.status)).description

@@ -71,6 +71,32 @@ def capture_zone(model: ClosingModel, x_start: Float[Array, "Nm1 3"]) -> Capture
     return CaptureZone(psi, radius, jnp.where(jnp.any(below), closing, jnp.nan), jnp.all(ok) & jnp.all(ok_bisect))
 
 
+SURROUND_RAYS = 64  # directions about the ring axis in which the ropes must stand for the shaft to be enclosed
+
+
+def _nearest_rope(sections_a, sections_d, u) -> Float[Array, ""]:
+    """Distance from the ring axis along the unit direction ``u`` to the nearest rope section ``a + s d``,
+    ``s`` in ``[0, 1]`` (``inf`` if the ray meets none): ``u t - d s = a`` by Cramer's rule."""
+    cross = lambda x, y: x[..., 0] * y[..., 1] - x[..., 1] * y[..., 0]  # noqa: E731
+    det = cross(u, sections_d)
+    safe = jnp.where(det != 0.0, det, 1.0)
+    t, s = cross(sections_a, sections_d) / safe, cross(sections_a, u) / safe
+    hits = (det != 0.0) & (s >= 0.0) & (s <= 1.0) & (t > 0.0)
+    return jnp.min(jnp.where(hits, t, jnp.inf))
+
+
+def enclosed(nodes_xy: Float[Array, "R N1 2"], shaft_xy: Float[Array, "2"]) -> Bool[Array, ""]:
+    """The shaft's centre lies inside the region the ropes enclose about the ring axis: the ropes stand in every
+    direction about the axis (rays in ``SURROUND_RAYS`` directions all meet a rope: no gap to leave by), and
+    along the ray through the centre the nearest rope lies beyond it."""
+    a, d = nodes_xy[:, :-1].reshape(-1, 2), (nodes_xy[:, 1:] - nodes_xy[:, :-1]).reshape(-1, 2)
+    angles = 2.0 * jnp.pi * jnp.arange(SURROUND_RAYS) / SURROUND_RAYS
+    around = jax.vmap(lambda u: _nearest_rope(a, d, u))(jnp.stack([jnp.cos(angles), jnp.sin(angles)], -1))
+    distance = jnp.linalg.norm(shaft_xy)
+    u = jnp.where(distance > 0.0, shaft_xy / jnp.where(distance > 0.0, distance, 1.0), jnp.array([1.0, 0.0]))
+    return jnp.all(jnp.isfinite(around)) & (distance < _nearest_rope(a, d, u))
+
+
 class Headline(eqx.Module):
     """Differentiable headline numbers of one solve: the largest force between one rope and the shaft [N]
     and the largest ``|ring torque|`` [N m] (parabolic refinement over the samples), the shaft axis's offset

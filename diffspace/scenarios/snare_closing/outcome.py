@@ -1,6 +1,10 @@
 """What one closing simulation computes (pure JAX): initial static shapes, the closing dynamics sampled at the
 saved times, the quasi-static capture zone, and the headline numbers for design work.
 
+Outcomes (``OUTCOMES``): ``enclosed`` when at the end the shaft's centre lies inside the region the ropes
+enclose about the ring axis (:func:`~.analysis.enclosed`), ``escaped`` otherwise (it slipped out between the
+ropes, or they never surrounded it).
+
 Status: ``NOT_CONVERGED`` when the initial or capture-zone static solves fail, ``SOLVER_FAILURE`` when the
 dynamic solve stops (max steps or step-size collapse).
 """
@@ -14,8 +18,10 @@ import jax.numpy as jnp
 from jaxtyping import Array, Float, Int
 
 from ...core.status import Status, failed, first_failure, flag
-from .analysis import CaptureZone, Headline, capture_zone, headline
-from .model import ClosingModel, ClosingSample, ClosingState, closing_solve, initial_state, sample
+from .analysis import CaptureZone, Headline, capture_zone, enclosed, headline
+from .model import ClosingModel, ClosingSample, ClosingState, closing_solve, initial_state, rope_nodes, sample
+
+OUTCOMES = ("enclosed", "escaped")
 
 
 class ClosingOutcome(eqx.Module):
@@ -29,6 +35,7 @@ class ClosingOutcome(eqx.Module):
     zone: CaptureZone | None
     headline: Headline
     solver_steps: Int[Array, ""]
+    outcome: Int[Array, ""]
     status: Int[Array, ""]
 
 
@@ -41,8 +48,11 @@ def _solve(scenario, params, with_zone: bool) -> ClosingOutcome:
     converged = ok & (zone.converged if with_zone else True)
     status = first_failure(flag(~converged, Status.NOT_CONVERGED),
                            flag(sol.result != diffrax.RESULTS.successful, Status.SOLVER_FAILURE))
+    end = jax.tree_util.tree_map(lambda a: a[-1], sol.ys)
+    nodes, _ = rope_nodes(model, sol.ts[-1], end.x_free, end.v_free)
+    outcome = jnp.where(enclosed(nodes[..., :2], end.p[:2]), 0, 1)
     return ClosingOutcome(model, sol.ts, sol.ys, samples, zone, headline(samples, sol.ys), sol.stats["num_steps"],
-                          status)
+                          outcome, status)
 
 
 def simulate_closing(scenario, params) -> ClosingOutcome:
@@ -58,4 +68,4 @@ def closing_metrics(scenario, params) -> dict:
               "peak_ring_torque_N_m": out.headline.peak_ring_torque, "final_offset_m": out.headline.final_offset,
               "contact_impulse_N_s": jnp.linalg.norm(out.ys.impulse[-1, :2]), "drive_work_J": out.ys.work_drive[-1]}
     bad = failed(out.status)
-    return {"status": out.status, **{k: jnp.where(bad, jnp.nan, v) for k, v in values.items()}}
+    return {"status": out.status, "outcome": out.outcome, **{k: jnp.where(bad, jnp.nan, v) for k, v in values.items()}}

@@ -47,6 +47,7 @@ def summary(scenario, out) -> dict:
     zone = np.asarray(out.zone.radius)
     return {
         "status": Status(int(out.status)).label,
+        "outcome": scenario.outcome_label(out),
         "peak_contact_force_N": float(out.headline.peak_contact_force),
         "peak_ring_torque_N_m": float(out.headline.peak_ring_torque), "final_offset_m": float(out.headline.final_offset),
         "peak_contact_force_per_rope_N": force.max(axis=0),

@@ -29,7 +29,7 @@ from . import report
 from .analysis import axis_distance
 from .config import build_drive, check_config, max_ring_angle, schema
 from .model import ClosingModel, initial_state, rope_nodes
-from .outcome import ClosingOutcome, closing_metrics, simulate_closing
+from .outcome import OUTCOMES, ClosingOutcome, closing_metrics, simulate_closing
 
 PARAMETERS = (
     Parameter("shaft.mass_kg", 1e-2, 1e5, "kg", "shaft_mass", log=True),
@@ -66,6 +66,7 @@ class SnareClosing(AbstractScenario):
 
     name: ClassVar[str] = "snare_closing"
     headline: ClassVar[tuple[str, str]] = ("peak_contact_force_N", "drive.duration_s")  # rest-to-rest drives
+    outcomes: ClassVar[tuple[str, ...]] = OUTCOMES  # enclosed, escaped
     params: ClosingParams
     rope: RopeSpec  # pinned ends; the rest bend is turned outward by model()
     rings: SnareRings  # rope 0, ends at ring angle psi (unit rate)
