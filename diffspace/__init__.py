@@ -16,25 +16,17 @@ layer and the cache machinery on first call.
 **Units.** Inside diffspace every quantity is SI (m, kg, s, rad). Configs give revolute joint values in degrees
 and prismatic ones in metres (keys say their unit); `load_scenario` converts them.
 
-float64 is enabled at import (``jax_enable_x64``): the physics checks need 1e-9 agreement. The one other
-import-time setting: XLA's CPU backend is asked for its classic loop emitters
-(``--xla_cpu_use_fusion_emitters=false`` appended to ``XLA_FLAGS`` unless the user set that flag or
-``DIFFSPACE_XLA_DEFAULTS=0``): on the dynamics kernels and the scenarios' solves they compile about twice as
-fast and run as fast or faster than the newer MLIR emitters (measured by ``diffspace bench``). Like every
-``XLA_FLAGS`` entry it only takes effect when diffspace is imported before JAX first compiles. Also (same
-opt-out, unless the user set it): ``EQX_ON_ERROR=nan``, so Equinox's runtime checks inside Diffrax /
-Optimistix / Lineax return NaN instead of raising through a host callback; a program with a host callback is
-never written to JAX's persistent compilation cache, and diffspace reports failures as statuses anyway (a NaN
-outcome is ``non_finite``). The command line turns on the persistent compilation cache; a Python program opts in
-with `enable_cache`.
+float64 is enabled at import (``jax_enable_x64``): the physics checks need 1e-9 agreement. ``import diffspace``
+leaves ``XLA_FLAGS`` and every other XLA setting of the process as they are (the ``diffspace`` command sets its
+own, `diffspace.app.xla_flags`). One import-time default (unless the user set it, or ``DIFFSPACE_XLA_DEFAULTS=0``):
+``EQX_ON_ERROR=nan``, so Equinox's runtime checks inside Diffrax / Optimistix / Lineax return NaN instead of
+raising through a host callback; a program with a host callback is never written to JAX's persistent compilation
+cache, and diffspace reports failures as statuses anyway (a NaN outcome is ``non_finite``). The command line turns
+on the persistent compilation cache; a Python program opts in with `enable_cache`.
 """
 
 import os
 
-if os.environ.get("DIFFSPACE_XLA_DEFAULTS", "1") != "0" and "xla_cpu_use_fusion_emitters" not in os.environ.get(
-    "XLA_FLAGS", ""
-):
-    os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_cpu_use_fusion_emitters=false").strip()
 if os.environ.get("DIFFSPACE_XLA_DEFAULTS", "1") != "0":
     os.environ.setdefault("EQX_ON_ERROR", "nan")  # before Equinox is imported: it reads the variable once
 

@@ -9,4 +9,36 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "experiments"))
 # the command line's persistent compilation cache, private to this test session (inherited by subprocesses)
 os.environ.setdefault("DIFFSPACE_CACHE_DIR", tempfile.mkdtemp(prefix="diffspace-test-cache-"))
 
+from diffspace.app.xla_flags import set_command_xla_flags  # noqa: E402
+
+# the test session is the command line's own process (most tests run its commands in-process): the same XLA
+# flags, set before JAX starts its backend and inherited by the commands run as subprocesses
+set_command_xla_flags()
+
 import diffspace  # noqa: E402,F401  (enables float64 before any test builds arrays)
+import pytest  # noqa: E402
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _release_compiled_programs():
+    """Drop JAX's compiled programs after each test file: a worker runs a dozen files and kept every program they
+    compiled (one worker grew to 6 GB and XLA aborted in a later compile, jaxlib 0.10.2)."""
+    yield
+    import gc
+
+    import jax
+
+    jax.clear_caches()
+    gc.collect()
+
+
+@pytest.fixture(autouse=True)
+def _in_process_commands_without_persistent_cache(request, monkeypatch):
+    """Commands run inside a test worker leave JAX's persistent cache off: a worker compiles hundreds of programs
+    over 20 minutes, and serializing one of them for the cache (``executable.serialize()``) crashed a worker twice
+    (SIGSEGV / abort inside XLA, jaxlib 0.10.2). The commands run as subprocesses use the session's cache (the
+    cache tests among them); a test marked ``persistent_cache`` gets the real `enable_cache`."""
+    if request.node.get_closest_marker("persistent_cache") is None:
+        from diffspace.app import cache
+
+        monkeypatch.setattr(cache, "enable_cache", lambda disabled=False, path=None: None)

@@ -133,15 +133,17 @@ def test_ctrl_c_during_a_sweep_keeps_the_chunks(tmp_path):
     assert len(list(store.glob("chunk_*.npz"))) >= 3 and not out.exists()
 
 
-def test_failed_run_keeps_previous_results_and_other_commands_are_refused(tmp_path):
+def test_failed_run_writes_its_run_so_far_and_other_commands_are_refused(tmp_path):
+    """A failed run (asked to overwrite) leaves its own summary, status and reason, not the previous run's."""
     out = tmp_path / "out"
     code, _ = _run(["run", str(_toy(tmp_path)), "--out", str(out)])
     assert code == 0
-    before = (out / "summary.json").read_text()
     code, err = _run(["run", str(_toy(tmp_path)), "--out", str(out), "--overwrite", "--set", "toy.rate=11.0"])
     assert code == 3  # rates above 10/s are a solver failure in the toy
-    _one_line(err, "solver failure")
-    assert (out / "summary.json").read_text() == before and not Path(str(out) + ".partial").exists()
+    _one_line(err, "solver failure", str(out))
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["status"] == "solver_failure" and summary["reason"] and summary["time_reached_s"] > 0
+    assert not Path(str(out) + ".partial").exists()
     code, err = _run(["sweep", str(_toy(tmp_path, '\n[sweep.axes]\n"toy.rate" = [1.0]\n')), "--out", str(out)])
     assert code == 2
     _one_line(err, "--out", "'run'")

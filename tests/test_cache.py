@@ -40,6 +40,7 @@ def test_concurrent_processes_share_the_cache(tmp_path):
     assert len(list((tmp_path / "cache" / "traced").glob("*.program"))) == 1  # one traced program, reused
 
 
+@pytest.mark.persistent_cache
 def test_no_cache_flag_and_environment(tmp_path, monkeypatch):
     from diffspace.app.cache import enable_cache
 

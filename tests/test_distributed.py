@@ -33,7 +33,7 @@ bootstrap = 100
 "toy.amplitude" = {distribution = "lognormal", std = 0.5}
 """
 SWEEP = '\n[sweep]\nchunk_size = 4\ngradients = true\n[sweep.axes]\n"toy.rate" = {start = 0.0, stop = 12.0, num = 25}\n'
-TIMING = ("computed_cases", "cases_per_s", "processes", "cases_by_process")
+TIMING = ("computed_cases", "cases_per_s", "processes", "cases_by_process", "time_s")
 
 
 @pytest.fixture(autouse=True)

@@ -73,6 +73,7 @@ def _run(config: str, overrides: list[str], defaults: tuple[str, ...] = ()):
     except ConfigError as err:  # the generated inputs are valid: a refusal is a defect (and must be one line)
         assert "\n" not in str(err), str(err)
         pytest.fail(f"valid mechanism refused: {err}")
+    jax.clear_caches()  # each generated robot compiles its own programs: keep one example's (the process's memory maps)
     outcome = jax.jit(type(scenario).simulate)(scenario, scenario.params)
     assert not failed(int(outcome.status)), scenario.diagnose(outcome)
     return scenario, outcome

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from ..io.packaged import packaged_config
 from ..core.status import ConfigError, SolverFailure
+from .xla_flags import set_command_xla_flags
 
 DEFAULT_CONFIG = packaged_config("ejection_study.toml")
 
@@ -165,6 +166,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    set_command_xla_flags()  # this process's own XLA settings, before JAX starts its backend
     args = build_parser().parse_args(argv)
     try:
         return _dispatch(args)

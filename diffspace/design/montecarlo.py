@@ -22,10 +22,11 @@ from ..scenarios import AbstractScenario
 from . import cases as cs
 from .distributed import SOLO, Processes
 from .evaluate import INVALID_CONFIG, evaluate_cases, status_label
-from .montecarlo_plots import plot_histograms, plot_scatter, plot_tornado
+from .montecarlo_plots import plot_histograms, plot_outcomes, plot_scatter, plot_tornado
 from .montecarlo_spec import MonteCarloSpec
 from .montecarlo_stats import local_sensitivity, output_statistics, sobol_indices, sobol_summary
 from .outcomes import outcome_indicators, outcome_summary
+from .timing import StageTimes, time_line
 from .sweep import PLOT_POINTS, ChunkStore, ResultsTable, compute_chunks, stored_rows
 
 
@@ -50,21 +51,26 @@ def run_montecarlo(builder: cs.CaseBuilder, spec: MonteCarloSpec, out: Path, pro
                    processes: Processes = SOLO) -> dict | None:
     """Run (or resume) the campaign in ``out``; write ``results.csv`` and the plots and return the summary (the
     lead; the other processes return ``None`` once their chunks are done). ``spec`` has its means filled in."""
-    store = ChunkStore(out / "store")
-    counts = compute_chunks(builder, spec, store, (), processes, progress, "montecarlo")
+    store, times = ChunkStore(out / "store"), StageTimes()
+    with times.stage("simulations"):
+        counts = compute_chunks(builder, spec, store, (), processes, progress, "montecarlo")
     if counts is None:
         return None
     declared = type(builder.scenario(())).outcomes
-    values, status, outcomes, kept = _collect(store, spec, out, bool(declared))
-    summary = _summary(spec, values, status)
-    summary |= _outcomes(spec, declared, outcomes)
-    summary |= _nominal(builder, spec)
+    with times.stage("statistics"):
+        values, status, outcomes, kept = _collect(store, spec, out, bool(declared))
+        summary = _summary(spec, values, status) | _outcomes(spec, declared, outcomes)
+    with times.stage("nominal run and local sensitivities" if "local" in spec.sensitivity else "nominal run"):
+        summary |= _nominal(builder, spec)
     summary |= counts
-    stats_rows = _statistics_rows(spec)
-    plot_histograms(out / "histograms.png", {k: v[stats_rows] for k, v in values.items()}, summary["outputs"])
-    plot_tornado(out / "tornado.png", summary, spec.input_keys, list(values))
-    plot_scatter(out / "scatter.png", {k: np.asarray([r[k] for r in kept]) for k in spec.input_keys},
-                 {k: np.asarray([r[k] for r in kept], float) for k in values})
+    with times.stage("plots"):
+        stats_rows = _statistics_rows(spec)
+        plot_histograms(out / "histograms.png", {k: v[stats_rows] for k, v in values.items()}, summary["outputs"])
+        plot_tornado(out / "tornado.png", summary, spec.input_keys, list(values))
+        plot_outcomes(out / "outcomes.png", summary)
+        plot_scatter(out / "scatter.png", {k: np.asarray([r[k] for r in kept]) for k in spec.input_keys},
+                     {k: np.asarray([r[k] for r in kept], float) for k in values})
+    summary["time_s"] = times.summary()
     return summary
 
 
@@ -127,7 +133,8 @@ def _outcomes(spec: MonteCarloSpec, declared: tuple[str, ...], outcomes: list[st
         indices = {k: sobol_indices(v.reshape(-1, width), spec.bootstrap, spec.seed) for k, v in indicators.items()
                    if np.nanstd(v) > 0}  # an outcome that always or never happens has no variance to apportion
         sobol = sobol_summary(indices, spec.input_keys, spec.confidence)
-        summary["outcome_sobol"] = {kind: sobol[kind] for kind in ("sobol_first", "sobol_total", "sobol_first_ci", "sobol_total_ci")}
+        kinds = ("sobol_first", "sobol_total", "sobol_first_ci", "sobol_total_ci")
+        summary["outcome_sobol"] = {kind: sobol[kind] for kind in kinds}
     return summary
 
 
@@ -167,3 +174,5 @@ def print_montecarlo(summary: dict, title: str) -> None:
             if ranked:
                 text = ", ".join(f"{k} {v:.3g}" for k, v in ranked[:3])
                 print(f"  {kind} of {name}: {text}")
+    if "time_s" in summary:
+        print(f"  {time_line(summary['time_s'])}")

@@ -1,5 +1,6 @@
 """Monte-Carlo plots: output histograms with the 3-sigma band, a tornado chart of the sensitivities, outputs
-against inputs (``histograms.png``, ``tornado.png``, ``scatter.png``)."""
+against inputs, the probability of each physical outcome (``histograms.png``, ``tornado.png``, ``scatter.png``,
+``outcomes.png``)."""
 
 from __future__ import annotations
 
@@ -37,6 +38,28 @@ def plot_histograms(path: Path, values: dict[str, np.ndarray], stats: dict[str, 
         ax.set_ylabel("runs", fontsize=8)
         ax.set_title(f"{s['count']} runs, {s['failed']} failed, {s['undefined']} undefined", fontsize=8)
         ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def plot_outcomes(path: Path, summary: dict) -> None:
+    """The probability of each declared outcome over the runs that did not fail, with its Wilson 95 % interval
+    (nothing for a scenario without outcomes)."""
+    if "outcome_probability" not in summary:
+        return
+    names = list(summary["outcome_probability"])
+    p = np.array([summary["outcome_probability"][n] for n in names], float)
+    ci = np.array([summary["outcome_probability_ci"][n] for n in names], float).reshape(-1, 2)
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6.5, 0.5 * len(names) + 1.6))
+    ax.barh(names, p, color="steelblue", xerr=np.abs(np.stack([p - ci[:, 0], ci[:, 1] - p])), capsize=4)
+    for y, (value, count) in enumerate(zip(p, (summary["outcome_counts"][n] for n in names))):
+        ax.text(min(value, 0.8) + 0.02, y, f"{value:.3f} ({count} runs)", va="center", fontsize=8)
+    ax.set_xlim(0.0, 1.0)
+    ax.invert_yaxis()
+    ax.set_xlabel("probability [-] (bar: fraction of runs; whisker: Wilson 95 % interval)", fontsize=8)
+    ax.set_title(f"outcomes of {summary['outcome_runs']} runs (failed runs excluded and counted apart)", fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
