@@ -14,7 +14,8 @@ the friction level, ``damping`` = B, RK4 1e-4 s, tightened friction constraint) 
 and velocity of every case; the largest relative differences are reported.
 
 Writes ``experiments/results/ejection_robustness/<label>.json``. Run: ``python
-experiments/ejection_robustness.py [N] [label]`` (default 4096 cases, label ``after``).
+experiments/ejection_robustness.py [N] [label] [set,set,...]`` (default 4096 cases of every set, label
+``after``).
 """
 
 from __future__ import annotations
@@ -107,17 +108,20 @@ def campaign(name: str, config: str, n: int, seed: int, spread_deg: float, stiff
     return summary
 
 
-def main(n: int = 4096, label: str = "after") -> dict:
-    named = ["attitude_1", "attitude_2", "attitude_3", "attitude_4", "attitude_5"]
-    results = {
-        "space": campaign("space", "ejection_space.toml", n, 0, 20.0, (600.0, 1000.0), None, None, ["attitude_1"], False),
-        "space_one_level": campaign("space_one_level", "ejection_space.toml", n, 1, 20.0, (600.0, 1000.0), (1.0, 3.0),
-                                    1.0, ["attitude_1"], True),
-    }
-    for ratio in (1.0, 1.01, 2.0):
-        label_ratio = f"plane_static_x{ratio:g}"
-        results[label_ratio] = campaign(label_ratio, "ejection_plane.toml", n, 2, 15.0, (690.8, 934.6), (1.0, 3.0),
-                                        ratio, named, ratio == 1.0)
+SETS = {
+    "space": ("ejection_space.toml", 0, 20.0, (600.0, 1000.0), None, None, ["attitude_1"], False),
+    "space_one_level": ("ejection_space.toml", 1, 20.0, (600.0, 1000.0), (1.0, 3.0), 1.0, ["attitude_1"], True),
+    **{f"plane_static_x{ratio:g}": ("ejection_plane.toml", 2, 15.0, (690.8, 934.6), (1.0, 3.0), ratio,
+                                    [f"attitude_{i}" for i in range(1, 6)], ratio == 1.0)
+       for ratio in (1.0, 1.01, 2.0)},
+}
+
+
+def main(n: int = 4096, label: str = "after", names: tuple[str, ...] = tuple(SETS)) -> dict:
+    results = {}
+    for name in names:
+        config, seed, spread, stiffness, coulomb, ratio, around, compare = SETS[name]
+        results[name] = campaign(name, config, n, seed, spread, stiffness, coulomb, ratio, around, compare)
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / f"{label}.json").write_text(json.dumps({"jax": jax.__version__, "diffspace": version("diffspace"),
                                                     "sets": results}, indent=2) + "\n")
@@ -125,4 +129,6 @@ def main(n: int = 4096, label: str = "after") -> dict:
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 4096, sys.argv[2] if len(sys.argv) > 2 else "after")
+    args = sys.argv[1:]
+    main(int(args[0]) if args else 4096, args[1] if len(args) > 1 else "after",
+         tuple(args[2].split(",")) if len(args) > 2 else tuple(SETS))

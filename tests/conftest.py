@@ -22,7 +22,9 @@ import pytest  # noqa: E402
 @pytest.fixture(autouse=True, scope="module")
 def _release_compiled_programs():
     """Drop JAX's compiled programs after each test file: a worker runs a dozen files and kept every program they
-    compiled (one worker grew to 6 GB and XLA aborted in a later compile, jaxlib 0.10.2)."""
+    compiled, each with its own memory mappings; one worker reached 58,000 of the kernel's 65,530
+    (``vm.max_map_count``, 6.7 GB) and XLA aborted or crashed in its next compile or cache write (jaxlib
+    0.10.2), which left pytest-xdist waiting for the dead worker."""
     yield
     import gc
 
@@ -34,10 +36,10 @@ def _release_compiled_programs():
 
 @pytest.fixture(autouse=True)
 def _in_process_commands_without_persistent_cache(request, monkeypatch):
-    """Commands run inside a test worker leave JAX's persistent cache off: a worker compiles hundreds of programs
-    over 20 minutes, and serializing one of them for the cache (``executable.serialize()``) crashed a worker twice
-    (SIGSEGV / abort inside XLA, jaxlib 0.10.2). The commands run as subprocesses use the session's cache (the
-    cache tests among them); a test marked ``persistent_cache`` gets the real `enable_cache`."""
+    """Commands run inside a test worker leave JAX's persistent cache off: they would fill the session's cache
+    with hundreds of in-process programs that no later subprocess reuses. The commands run as subprocesses use
+    the session's cache (the cache tests among them); a test marked ``persistent_cache`` gets the real
+    `enable_cache`."""
     if request.node.get_closest_marker("persistent_cache") is None:
         from diffspace.app import cache
 

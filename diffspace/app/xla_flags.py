@@ -17,7 +17,7 @@ from collections.abc import MutableMapping
 
 CLASSIC_EMITTERS = "--xla_cpu_use_fusion_emitters=false"
 #: jaxlib releases (lowest included, highest excluded) known to accept :data:`CLASSIC_EMITTERS`.
-CLASSIC_EMITTERS_JAXLIB = ((0, 5, 0), (0, 11, 0))
+CLASSIC_EMITTERS_JAXLIB = ((0, 9, 0), (0, 11, 0))
 
 
 def release(version: str) -> tuple[int, int, int]:

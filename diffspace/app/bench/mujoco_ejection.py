@@ -57,7 +57,7 @@ def joint_addresses(model, joint_names) -> np.ndarray:
     import mujoco
 
     return np.array([model.jnt_qposadr[mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_JOINT, name)]
-                     for name in joint_names])
+                     for name in joint_names], dtype=int)  # integer also when no joint is free
 
 
 def mujoco_separation(models, joint_angles, compression: float, t_max: float, data=None,
