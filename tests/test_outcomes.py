@@ -194,7 +194,9 @@ chunk_size = 16
 ''')
     out = tmp_path / "out"
     assert main(["montecarlo", str(config), "--out", str(out), "--quiet"]) == 0
+    assert (out / "outcomes.png").is_file()
     summary = json.loads((out / "summary.json").read_text())
+    assert set(summary["time_s"]) >= {"simulations", "statistics", "plots", "total_s"}
     rows = list(csv.DictReader((out / "results.csv").open()))
     assert sum(summary["outcome_probability"].values()) == pytest.approx(1.0)
     for name, p in summary["outcome_probability"].items():

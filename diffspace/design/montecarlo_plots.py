@@ -54,8 +54,8 @@ def plot_outcomes(path: Path, summary: dict) -> None:
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(6.5, 0.5 * len(names) + 1.6))
     ax.barh(names, p, color="steelblue", xerr=np.abs(np.stack([p - ci[:, 0], ci[:, 1] - p])), capsize=4)
-    for y, (value, count) in enumerate(zip(p, (summary["outcome_counts"][n] for n in names))):
-        ax.text(min(value, 0.8) + 0.02, y, f"{value:.3f} ({count} runs)", va="center", fontsize=8)
+    for y, (value, high, count) in enumerate(zip(p, ci[:, 1], (summary["outcome_counts"][n] for n in names))):
+        ax.text(min(high + 0.02, 0.8), y, f"{value:.3f} ({count} runs)", va="center", fontsize=8)  # past the whisker
     ax.set_xlim(0.0, 1.0)
     ax.invert_yaxis()
     ax.set_xlabel("probability [-] (bar: fraction of runs; whisker: Wilson 95 % interval)", fontsize=8)
