@@ -60,7 +60,7 @@ def run_montecarlo(builder: cs.CaseBuilder, spec: MonteCarloSpec, out: Path, pro
     with times.stage("statistics"):
         values, status, outcomes, kept = _collect(store, spec, out, bool(declared))
         summary = _summary(spec, values, status) | _outcomes(spec, declared, outcomes)
-    with times.stage("nominal run and local sensitivities" if "local" in spec.sensitivity else "nominal run"):
+    with times.stage("nominal_run_and_local_sensitivities" if "local" in spec.sensitivity else "nominal_run"):
         summary |= _nominal(builder, spec)
     summary |= counts
     with times.stage("plots"):

@@ -54,6 +54,9 @@ class StageTimes:
 def time_line(times: dict) -> str:
     """One console line of a :meth:`StageTimes.summary`: ``time: simulations 28.1 s (compiling 20.3 s), ...``."""
     stages = {name: t for name, t in times.items() if name != "total_s"}
-    parts = [f"{name} {t['wall_s']:.1f} s" + (f" (compiling {t['compile_s']:.1f} s)" if t["compile_s"] >= 0.05 else "")
-             for name, t in stages.items()]
+    def part(name: str, t: dict) -> str:
+        compiling = f" (compiling {t['compile_s']:.1f} s)" if t["compile_s"] >= 0.05 else ""
+        return f"{name.replace('_', ' ')} {t['wall_s']:.1f} s{compiling}"
+
+    parts = [part(name, t) for name, t in stages.items()]
     return f"time: {', '.join(parts)}; total {times['total_s']:.1f} s"
