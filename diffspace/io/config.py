@@ -57,13 +57,41 @@ def parse_value(text: str) -> Any:
         raise ConfigError(f"{shown(text)}: integer literal out of range (integers must fit in 64 bits)") from None
 
 
+def _assignment(item: str) -> tuple[str, str]:
+    """``key=value`` split at the first ``=`` outside a quoted key segment."""
+    quote = None
+    for i, char in enumerate(item):
+        if quote:
+            quote = None if char == quote else quote
+        elif char in "\"'":
+            quote = char
+        elif char == "=":
+            return item[:i], item[i + 1:]
+    raise ConfigError(f"--set {shown(item, bare=True)}: expected key=value")
+
+
+def key_segments(key: str) -> list[str]:
+    """The segments of a dotted TOML key, quoted ones kept whole: ``a."b.c".d`` -> ``["a", "b.c", "d"]``."""
+    try:
+        node = tomllib.loads(f"{key} = 0")
+    except tomllib.TOMLDecodeError:
+        if "'" in key or '"' in key:
+            raise ConfigError(f"--set {shown(key, bare=True)}: not a valid TOML key (quote a segment that has dots: "
+                              'a."b.c".d)') from None
+        return key.strip().split(".")  # e.g. an indexed name: the schema names what is wrong with it
+    parts = []
+    while isinstance(node, dict):
+        ((name, node),) = node.items()
+        parts.append(name)
+    return parts
+
+
 def apply_overrides(cfg: dict, overrides: list[str]) -> dict:
-    """Apply ``a.b=value`` overrides in place and return ``cfg``."""
+    """Apply ``a.b=value`` overrides in place and return ``cfg`` (keys as in TOML: ``a."b.c".d=value`` sets
+    ``cfg["a"]["b.c"]["d"]``)."""
     for item in overrides or []:
-        if "=" not in item:
-            raise ConfigError(f"--set {shown(item, bare=True)}: expected key=value")
-        key, value = item.split("=", 1)
-        parts = key.strip().split(".")
+        key, value = _assignment(item)
+        parts = key_segments(key)
         node = cfg
         for part in parts[:-1]:
             node = node.setdefault(part, {})
