@@ -54,7 +54,7 @@ class Toy(AbstractScenario):
 
     @classmethod
     def schema(cls) -> Schema:
-        return Schema({"toy": {"rate": Field("float", 1.0, min=0.0), "amplitude": Field("float", 2.0),
+        return Schema({"toy": {"rate": Field("float", 1.0), "amplitude": Field("float", 2.0),  # any real rate (dispersed by a normal)
                                "horizon_s": Field("float", 1.0, gt=0.0)}})
 
     @classmethod

@@ -13,6 +13,7 @@ differentiated by forward mode (:func:`~diffspace.design.gradient.design_metrics
 from __future__ import annotations
 
 import dataclasses
+import math
 from pathlib import Path
 
 import numpy as np
@@ -44,7 +45,31 @@ def prepare_montecarlo(spec: MonteCarloSpec, scenario: AbstractScenario, builder
     if unknown:
         raise ConfigError(f"montecarlo.outputs: unknown metric(s) {', '.join(unknown)} (known: {', '.join(names)})")
     spec = dataclasses.replace(spec, outputs=spec.outputs or tuple(names))
-    return spec.with_means({k: (builder.configured(scenario, (k,)) or {}).get(k) for k in spec.input_keys})
+    spec = spec.with_means({k: (builder.configured(scenario, (k,)) or {}).get(k) for k in spec.input_keys})
+    for dispersion in spec.dispersions:
+        _check_allowed(dispersion, type(scenario).schema())
+    return spec
+
+
+NEVER_DRAWN = 2.0**-53  # below the smallest uniform number drawn: such a tail is never sampled
+
+
+def _check_allowed(dispersion, schema) -> None:
+    """Refuse a dispersion that can draw values its config key does not allow (``diffspace run`` would refuse
+    them), saying how much of it lies outside: truncate it to the allowed range instead."""
+    section, name = dispersion.key.split("[")[0].split(".", 1)
+    field = schema.sections.get(section, {}).get(name)
+    if field is None:
+        return
+    low = max(v for v in (field.min, field.gt, -math.inf) if v is not None)
+    high = field.max if field.max is not None else math.inf
+    outside = dispersion.mass_outside(low, high)
+    if outside > NEVER_DRAWN:
+        bounds = [f"{'above' if field.gt is not None else 'at least'} {low:g}"] if math.isfinite(low) else []
+        allowed = " and ".join(bounds + ([f"at most {high:g}"] if math.isfinite(high) else []))
+        raise ConfigError(f"montecarlo.dispersions.{dispersion.key}: {outside:.3g} of this {dispersion.distribution} "
+                          f"distribution lies outside the values the key allows ({allowed}); truncate it with "
+                          "lower / upper inside that range")
 
 
 def run_montecarlo(builder: cs.CaseBuilder, spec: MonteCarloSpec, out: Path, progress: bool = True,

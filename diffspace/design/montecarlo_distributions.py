@@ -114,6 +114,23 @@ class Dispersion:
         mean, std = _truncated_standard_moments(*self._standard_bounds())
         return self.mean + self.std * mean, self.std * std
 
+    def mass_outside(self, low: float, high: float) -> float:
+        """The probability of a draw below ``low`` or above ``high`` (truncation included)."""
+        if self.distribution == "uniform":
+            width = self.upper - self.lower
+            return (min(max(low - self.lower, 0.0), width) + min(max(self.upper - high, 0.0), width)) / width
+        if self.distribution == "lognormal":
+            sigma = math.sqrt(math.log1p((self.std / self.mean) ** 2))
+            mu = math.log(self.mean) - 0.5 * sigma**2
+            below = float(normal_cdf((math.log(low) - mu) / sigma)) if low > 0.0 else 0.0
+            above = float(normal_cdf(-(math.log(high) - mu) / sigma)) if math.isfinite(high) else 0.0
+            return below + above
+        alpha, beta = self._standard_bounds()
+        z_low, z_high = (low - self.mean) / self.std, (high - self.mean) / self.std
+        below = _kept(alpha, min(z_low, beta)) if z_low > alpha else 0.0
+        above = _kept(max(z_high, alpha), beta) if z_high < beta else 0.0
+        return (below + above) / _kept(alpha, beta)
+
     def probability(self) -> float:
         """The probability the truncation keeps (1 without bounds)."""
         if self.distribution != "normal":
