@@ -5,6 +5,7 @@ base restriction, law, tolerances and approach parameters are data), so the suit
 """
 
 import copy
+import csv
 import json
 from pathlib import Path
 
@@ -253,9 +254,9 @@ def test_optimize_smoke_feasible_and_not_beaten_by_its_sweep(tmp_path):
     summary = json.loads((out / "summary.json").read_text())
     assert summary["optimum_metrics"]["status"] == "ok"
     assert summary["optimum_metrics"]["peak_force_N"] <= 60.0 * (1 + 1e-9)
-    sweep = np.genfromtxt(out / "sweep.csv", delimiter=",", names=True)
-    feasible = sweep["feasible"] > 0.5
-    assert summary["optimum_objective"] >= sweep["objective"][feasible].max()
+    rows = list(csv.DictReader((out / "sweep.csv").open()))
+    assert {r["status"] for r in rows} <= {"ok", "not_settled"}  # status labels, with their reasons
+    assert summary["optimum_objective"] >= max(float(r["objective"]) for r in rows if r["feasible"] == "True")
     assert summary["optimizer_not_beaten_by_sweep"]
     rerun = tmp_path / "rerun"
     assert main(["run", str(out / "optimum.toml"), "--out", str(rerun)]) == 0  # the optimum runs as a plain run

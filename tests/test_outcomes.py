@@ -211,3 +211,38 @@ chunk_size = 16
     assert 0 < summary["outcome_counts"]["not_reached"] < len(rows)
     assert summary["outputs"]["peak_force_N"]["undefined"] == summary["outcome_counts"]["not_reached"]
     assert summary["failed_runs"] == 0
+
+
+@pytest.mark.timeout(900)
+def test_optimize_constrains_an_outcome_probability(tmp_path):
+    """Maximise the impulse over the friction level subject to P(separated) = 1: a stronger pressing force gives
+    a larger impulse until the pair sticks together, so the optimum lies just below the friction level where
+    binding starts. The SciPy integration confirms the optimum separates and 10 % more friction sticks; the
+    sweep's outcome probabilities sum to 1 and equal the count of sweep.csv, whose status is a label."""
+    config = tmp_path / "opt.toml"
+    config.write_text(AIRTABLE.read_text().split("[fit]")[0] + '''
+[optimize]
+objective = "impulse_N_s"
+variables = ["friction.mu"]
+bounds = {"friction.mu" = [0.02, 0.12]}
+constraints = {"outcome.separated" = {lower = 1.0}}
+n_starts = 2
+steps = 20
+learning_rate = 0.1
+sweep_samples = 12
+chunk_size = 12
+''')
+    out = tmp_path / "out"
+    assert main(["optimize", str(config), "--out", str(out), "--quiet"]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    mu = summary["optimum"]["friction.mu"]
+    assert summary["optimum_metrics"]["outcome"] == "separated"
+    assert _separates_independently(mu) and not _separates_independently(1.1 * mu), mu
+    assert summary["outcome_constraints"] == {"outcome.separated": {"lower": 1.0}}
+    rows = list(csv.DictReader((out / "sweep.csv").open()))
+    assert {r["status"] for r in rows} == {"ok"} and summary["sweep_failed"] == 0
+    assert sum(summary["outcome_probability"].values()) == pytest.approx(1.0)
+    for name, p in summary["outcome_probability"].items():
+        assert p == pytest.approx(sum(r["outcome"] == name for r in rows) / len(rows))
+    assert 0 < summary["outcome_counts"]["stuck_together"] < len(rows)
+    assert all((r["feasible"] == "True") == (r["outcome"] == "separated") for r in rows)

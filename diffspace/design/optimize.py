@@ -30,7 +30,7 @@ from ..scenarios import AbstractScenario
 from . import cases as cs
 from .gradient import design_metrics
 from .distributed import SOLO
-from .optimize_report import best_sweep_rows, plot_history, report, sweep_columns
+from .optimize_report import best_sweep_rows, plot_history, report, write_sweep_table
 from .optimize_sweep import sweep_stage
 from .problem import Problem, barrier
 from .progress import Bar, Spinner, compiling
@@ -51,14 +51,15 @@ def _loss(z, scenario: AbstractScenario, choice, scale, problem: Problem):
     m = design_metrics(scenario, _design(problem, z, choice))
     value, g = problem.objective(m), problem.g(m)
     loss = -value / scale + problem.options["barrier_weight"] * jnp.sum(barrier(g))
-    return loss, (value, g, problem.usable(m, m["status"]))
+    return loss, (value, g, problem.usable(m, m["status"]), problem.outcome_met(m))
 
 
 def _jet(z, scenario, choice, problem):
-    """Objective, constraints, their gradients with respect to ``z`` and usability (for the polish)."""
+    """Objective, constraints, their gradients with respect to ``z`` and usability (a run that did not fail,
+    with the required outcomes: for the polish)."""
     def parts(zz):
         m = design_metrics(scenario, _design(problem, zz, choice))
-        return (problem.objective(m), problem.g(m)), problem.usable(m, m["status"])
+        return (problem.objective(m), problem.g(m)), problem.usable(m, m["status"]) & problem.outcome_met(m)
 
     (value, g), pullback, usable = jax.vjp(parts, z, has_aux=True)
     grad_value = pullback((jnp.ones_like(value), jnp.zeros_like(g)))[0]
@@ -90,12 +91,12 @@ class _Runner:
         choice_arg = jnp.asarray(0.0 if choice is None else float(choice))
         with Bar(label, problem.options["steps"] + 1, "step", progress, first=first) as bar:
             for step in range(problem.options["steps"] + 1):
-                (loss, (value, g, usable)), grads = self.step(z, self.scenario, choice_arg, scale)
+                (loss, (value, g, usable, met)), grads = self.step(z, self.scenario, choice_arg, scale)
                 ok = (np.asarray(usable) & np.isfinite(np.asarray(loss))
                       & np.all(np.isfinite(np.asarray(grads)), axis=1))
                 bar.update(1)
                 excluded += int((~ok).sum())
-                feasible = ok & np.all(np.asarray(g) <= 0.0, axis=1)
+                feasible = ok & np.asarray(met) & np.all(np.asarray(g) <= 0.0, axis=1)
                 improved = feasible & (np.asarray(value) > best_value)
                 best_value = np.where(improved, np.asarray(value), best_value)
                 best_z[improved] = np.asarray(z)[improved]
@@ -160,7 +161,7 @@ def run_optimize(builder: cs.CaseBuilder, scenario: AbstractScenario, problem: P
     table = sweep_stage(builder, problem, samples, out, progress, processes)
     if table is None:
         return None, None
-    write_timeseries(out, sweep_columns(problem, table), "sweep")
+    write_sweep_table(out / "sweep.csv", problem, table, bool(type(scenario).outcomes))
     runner = _Runner(scenario, problem)
     candidates, histories, g_histories, excluded = [], [], [], 0
     for choice in problem.choices:

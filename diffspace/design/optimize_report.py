@@ -8,7 +8,9 @@ from ..io.results import Figure, Panel, Series, plot_figure, quantity_label
 from ..scenarios import AbstractScenario
 from . import cases as cs
 from .evaluate import evaluate_cases, status_label
-from ..core.status import SolverFailure
+from ..core.status import SolverFailure, failed
+from .outcomes import outcome_summary
+from .sweep import ResultsTable
 from .problem import Problem
 from .progress import Bar, compiling
 
@@ -42,14 +44,26 @@ def tabulate(problem: Problem, cases: list[dict], parts: list) -> dict:
     """The sweep's table from its cases and their results (chunk by chunk, in order)."""
     values = {k: np.concatenate([p.values[k] for p in parts]) for k in parts[0].values}
     status = np.concatenate([p.status for p in parts])
+    outcomes = [label for p in parts for label in p.outcomes]
+    reasons = [reason for p in parts for reason in p.reasons]
     objective = np.asarray(problem.objective(values), float)
     g = np.asarray(problem.g(values), float).reshape(-1, len(cases)) if problem.constraints else np.zeros((0, len(cases)))
-    usable = np.isfinite(objective) & np.all(np.isfinite(g), axis=0)
+    usable = np.isfinite(objective) & np.all(np.isfinite(g), axis=0) & outcomes_met(problem, outcomes)
     table = {"x": np.array([[c[k] for k in problem.keys] for c in cases]),
              "choice": np.array([c.get(problem.choice_key, np.nan) for c in cases]) if problem.choice_key else
              np.full(len(cases), np.nan),
-             "objective": objective, "feasible": usable & np.all(g <= 0.0, axis=0), "status": status, **values}
+             "objective": objective, "feasible": usable & np.all(g <= 0.0, axis=0), "status": status,
+             "reason": reasons, "outcome": outcomes, **values}
     return table
+
+
+def outcomes_met(problem: Problem, labels: list[str]) -> np.ndarray:
+    """Per run: its outcome meets the problem's outcome bounds (a failed run has no outcome and meets none
+    when there are bounds)."""
+    if not problem.outcome_bounds:
+        return np.ones(len(labels), bool)
+    return np.array([bool(label) and all(b.allows(float(label == b.name)) for b in problem.outcome_bounds)
+                     for label in labels], bool)
 
 
 def best_sweep_rows(table: dict, problem: Problem, choice, n_starts: int) -> np.ndarray:
@@ -64,6 +78,8 @@ def _metrics_at(builder: cs.CaseBuilder, design: dict) -> dict:
     result = evaluate_cases(builder, [design], 1)
     out = {k: float(v[0]) for k, v in result.values.items()}
     out["status"] = status_label(int(result.status[0]))
+    if result.outcomes[0]:
+        out["outcome"] = result.outcomes[0]
     return out
 
 
@@ -98,12 +114,17 @@ def report(builder, scenario: AbstractScenario, problem: Problem, table: dict, c
         "initial_violations": violations,
         "sweep_samples": int(len(table["objective"])),
         "sweep_feasible": int(feasible.sum()),
-        "sweep_failed": int(np.sum(~np.isfinite(table["objective"]))),
+        "sweep_failed": int(np.sum(failed(table["status"]))),
+        "sweep_undefined": int(np.sum(~failed(table["status"]) & ~np.isfinite(table["objective"]))),
         "sweep_best_objective": sign * sweep_best if best_row is not None else None,
         "sweep_best_design": dict(zip(problem.keys, table["x"][best_row].tolist())) if best_row is not None else None,
         "optimizer_not_beaten_by_sweep": bool(value >= sweep_best - 1e-12 * max(abs(sweep_best), 1.0)),
         "nan_gradient_steps": excluded,
+        **outcome_summary(type(scenario).outcomes, table["outcome"]),
     }
+    if problem.outcome_bounds:
+        summary["outcome_constraints"] = {f"outcome.{b.name}": {k: v for k, v in (("lower", b.lower), ("upper", b.upper))
+                                                                if v is not None} for b in problem.outcome_bounds}
     if problem.choice_key is not None:
         best = {}
         for v, _, c in candidates:
@@ -133,6 +154,10 @@ def violated(problem: Problem, metrics: dict) -> list[str]:
                                  (c.lower, "below its lower", value < (c.lower or 0.0))):
             if bound is not None and (bad or not np.isfinite(value)):
                 out.append(f"{c.metric} = {value:.6g} {side} limit {bound:g}")
+    for b in problem.outcome_bounds:
+        if not b.allows(float(metrics.get("outcome") == b.name)):
+            out.append(f"outcome {metrics.get('outcome', 'none (the run failed)')}: the probability of {b.name} "
+                       f"must lie in [{b.lower or 0.0:g}, {1.0 if b.upper is None else b.upper:g}]")
     return out
 
 
@@ -142,15 +167,17 @@ def _number(value) -> int | float:
     return int(value) if value.is_integer() else value
 
 
-def sweep_columns(problem: Problem, table: dict) -> dict:
-    """Columns of ``sweep.csv``."""
-    columns = {k: table["x"][:, i] for i, k in enumerate(problem.keys)}
-    if problem.choice_key is not None:
-        columns[problem.choice_key] = table["choice"]
-    columns["objective"] = problem.sign * table["objective"]
-    columns["feasible"] = table["feasible"].astype(float)
-    columns["status"] = table["status"].astype(float)
-    return columns
+def write_sweep_table(path, problem: Problem, table: dict, outcomes: bool) -> None:
+    """``sweep.csv``: one row per sweep case: design, choice, objective (the user's sign), feasibility, the
+    status label and its reason, the outcome (for a scenario that declares outcomes) and every metric."""
+    metrics = [k for k in table if k not in ("x", "choice", "objective", "feasible", "status", "reason", "outcome")]
+    with ResultsTable(path) as out:
+        out.write([{**dict(zip(problem.keys, table["x"][i].tolist())),
+                    **({problem.choice_key: table["choice"][i]} if problem.choice_key is not None else {}),
+                    "objective": problem.sign * table["objective"][i], "feasible": bool(table["feasible"][i]),
+                    "status": status_label(int(table["status"][i])), "reason": table["reason"][i],
+                    **({"outcome": table["outcome"][i]} if outcomes else {}),
+                    **{k: table[k][i] for k in metrics}} for i in range(len(table["objective"]))])
 
 
 def raise_no_feasible(table: dict):

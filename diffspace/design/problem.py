@@ -8,6 +8,8 @@ r"""A design problem on top of a scenario: variables (config keys) in a box, an 
     bounds = {"ejection.attitude[1]" = [-60.0, 60.0]}   # optional, narrows the scenario's bounds
     choices = {"strike.node" = [5, 10, 16]}             # optional discrete design variables
     constraints = {peak_force_N = {upper = 60.0}}       # metric bounds
+    # outcome probabilities: {"outcome.captured" = {lower = 1.0}}; for one (nominal) design the probability
+    # is 0 or 1, so a lower bound above 0 requires the outcome and an upper bound below 1 forbids it
     n_starts = 4, steps = 30, learning_rate = 0.1, barrier_weight = 1e-4
     sweep_samples = 128, chunk_size = 64, seed = 0, polish = true
 
@@ -18,6 +20,12 @@ extended log barrier :math:`B(g) = -\log(-g)` for :math:`g \le -\varepsilon`, co
 Taylor expansion beyond (a finite penalty and gradient for infeasible points):
 
 .. math:: L(z) = \mp J(x(z)) / J_{ref} + \mu \sum_i B(g_i(x(z))).
+
+A physical outcome (captured, rebounded, ...) is discrete: a bound on an outcome's probability
+``P(o) = 1{outcome = o}`` of a single design is a feasibility condition (a design outside it is never
+kept as a candidate), not a barrier term, since its derivative is zero wherever it exists. To steer the
+iterates towards an outcome's boundary, also bound the continuous metric that decides it (for capture,
+``separation_speed_m_s`` against the capture speed).
 """
 
 from __future__ import annotations
@@ -63,6 +71,28 @@ class Constraint:
         return out
 
 
+OUTCOME_PREFIX = "outcome."
+
+
+@dataclasses.dataclass(frozen=True)
+class OutcomeBound:
+    """Bounds on the probability of one declared outcome (``index`` into the scenario's ``outcomes``)."""
+
+    name: str
+    index: int
+    lower: float | None = None
+    upper: float | None = None
+
+    def allows(self, probability):
+        """Whether ``probability`` (NumPy or JAX) lies within the bounds."""
+        low = True if self.lower is None else probability >= self.lower
+        return low & (True if self.upper is None else probability <= self.upper)
+
+    def met(self, code):
+        """Whether a design ending in outcome ``code`` meets the bounds (its probability is 0 or 1)."""
+        return jnp.asarray(self.allows(jnp.asarray(code == self.index, float)))
+
+
 @dataclasses.dataclass(frozen=True)
 class Problem:
     variables: tuple[Parameter, ...]
@@ -72,6 +102,7 @@ class Problem:
     choices: tuple
     options: dict
     direction: str = "maximize"
+    outcome_bounds: tuple[OutcomeBound, ...] = ()
 
     @property
     def sign(self) -> float:
@@ -123,6 +154,11 @@ class Problem:
         names = list(self.weights) + [c.metric for c in self.constraints]
         finite = jnp.all(jnp.stack([jnp.isfinite(m[n]) for n in names]))
         return finite & ~failed(status)
+
+    def outcome_met(self, m: dict) -> jax.Array:
+        """The run's outcome meets every outcome bound (True without bounds)."""
+        met = [b.met(m["outcome"]) for b in self.outcome_bounds]
+        return jnp.all(jnp.stack(met)) if met else jnp.asarray(True)
 
 
 def _number(table: dict, key: str, where: str, positive: bool = False) -> float:
@@ -176,14 +212,26 @@ def _choices(scenario: AbstractScenario, table: dict) -> tuple[str | None, tuple
     return key, tuple(values)
 
 
-def _constraints(table: dict) -> tuple[Constraint, ...]:
-    out = []
+def _constraints(scenario: AbstractScenario, table: dict) -> tuple[tuple[Constraint, ...], tuple[OutcomeBound, ...]]:
+    """Metric bounds and outcome-probability bounds (keys ``outcome.<name>``, bounds in [0, 1])."""
+    metrics, outcomes = [], []
+    declared = type(scenario).outcomes
     for metric, spec in table.get("constraints", {}).items():
         where = f"optimize.constraints.{metric}"
         if not isinstance(spec, dict) or not spec or set(spec) - {"lower", "upper"}:
             raise ConfigError(f"{where}: expected {{upper = x}} and/or {{lower = x}}")
-        out.append(Constraint(metric, *(_number(spec, k, where) if k in spec else None for k in ("lower", "upper"))))
-    return tuple(out)
+        lower, upper = (_number(spec, k, where) if k in spec else None for k in ("lower", "upper"))
+        if not metric.startswith(OUTCOME_PREFIX):
+            metrics.append(Constraint(metric, lower, upper))
+            continue
+        name = metric[len(OUTCOME_PREFIX):]
+        if name not in declared:
+            raise ConfigError(f"{where}: {scenario.name} has no outcome {name!r} "
+                              f"(its outcomes: {', '.join(declared) or 'none'})")
+        if any(b is not None and not 0.0 <= b <= 1.0 for b in (lower, upper)):
+            raise ConfigError(f"{where}: an outcome's probability is bounded within [0, 1]")
+        outcomes.append(OutcomeBound(name, declared.index(name), lower, upper))
+    return tuple(metrics), tuple(outcomes)
 
 
 def parse_problem(scenario: AbstractScenario, table: dict) -> Problem:
@@ -207,8 +255,9 @@ def parse_problem(scenario: AbstractScenario, table: dict) -> Problem:
     for key in ("learning_rate", "barrier_weight"):
         _number(options, key, "optimize", positive=True)
     choice_key, choices = _choices(scenario, table)
+    constraints, outcome_bounds = _constraints(scenario, table)
     problem = Problem(_variables(scenario, table), {k: sign * float(w) for k, w in weights.items()},
-                      _constraints(table), choice_key, choices, options, direction)
+                      constraints, choice_key, choices, options, direction, outcome_bounds)
     _check_metrics(scenario, problem)
     return problem
 
