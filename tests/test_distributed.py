@@ -176,3 +176,47 @@ def test_bad_process_flags_exit_2_with_one_line(tmp_path, capsys, monkeypatch, f
     assert main(["montecarlo", str(config), "--out", str(tmp_path / "x"), "--quiet", *flags]) == 2
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("process_id", [0, 1])
+def test_a_missing_peer_ends_the_wait_with_one_line_and_exit_2(tmp_path, process_id):
+    """Process 1 (or 0) of 2 never starts: the one that did waits ``--coordinator-timeout`` seconds, says how
+    long it has waited and for whom, and stops with one line and exit 2 (JAX's own join would abort after
+    5 min with a C++ trace)."""
+    config = _config(tmp_path, MONTECARLO)
+    started = time.monotonic()
+    process = cli_process(["montecarlo", str(config), "--out", str(tmp_path / "x"), "--quiet",
+                           "--coordinator", f"127.0.0.1:{_port()}", "--num-processes", "2",
+                           "--process-id", str(process_id), "--coordinator-timeout", "12"],
+                          stderr=subprocess.PIPE, text=True)
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == 2 and time.monotonic() - started < 60, err
+    errors = [line for line in err.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "--coordinator-timeout" in errors[0], err
+    assert ("1 of 2 processes did not join within 12 s (process id 1)" if process_id == 0
+            else "process 0 did not answer within 12 s") in errors[0]
+    if process_id == 0:
+        assert "waiting for 1 of 2 processes to join" in err  # progress while it waits
+    assert not [line for line in err.splitlines() if line and not line.startswith(("error:", "waiting for"))], err
+
+
+def test_rendezvous_joins_processes_that_start_late():
+    """Process 1 starts 1.5 s after process 0 (process 0 not listening yet is retried): both return."""
+    import threading
+
+    from diffspace.app.rendezvous import gather
+
+    port, errors = _port(), []
+
+    def follower():
+        try:
+            gather(f"127.0.0.1:{port}", 2, 1, 20.0)
+        except Exception as err:  # noqa: BLE001  reported below
+            errors.append(err)
+
+    thread = threading.Thread(target=follower)
+    thread.start()
+    time.sleep(1.5)
+    gather(f"127.0.0.1:{port}", 2, 0, 20.0, say=errors.append)
+    thread.join(timeout=30)
+    assert not thread.is_alive() and errors == []

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from ..io.packaged import packaged_config
 from ..core.status import ConfigError, SolverFailure
+from .processes import DEFAULT_TIMEOUT_S
 from .xla_flags import set_command_xla_flags
 
 DEFAULT_CONFIG = packaged_config("ejection_study.toml")
@@ -132,6 +133,8 @@ def _distributed_flags(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--coordinator", default=None, metavar="HOST:PORT", help="process 0's address")
     group.add_argument("--num-processes", type=int, default=None, metavar="N", help="number of processes")
     group.add_argument("--process-id", type=int, default=None, metavar="I", help="0 .. N-1; 0 writes the results")
+    group.add_argument("--coordinator-timeout", type=float, default=DEFAULT_TIMEOUT_S, metavar="SECONDS",
+                       help=f"how long the processes wait for each other to start (default {DEFAULT_TIMEOUT_S:g})")
 
 
 def _config_command(sub, name: str) -> None:

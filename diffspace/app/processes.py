@@ -3,7 +3,9 @@ results directory (how they split the work: :mod:`diffspace.design.distributed`)
 
 ``--distributed``: JAX's own cluster detection (SLURM, Open MPI, Kubernetes, ...) finds the coordinator, the
 process count and this process's id; ``--coordinator HOST:PORT --num-processes N --process-id I`` give them
-(explicit values also override what is detected). Process 0 runs the coordination service. The runtime is
+(explicit values also override what is detected). Before joining, the processes check in with process 0
+(:mod:`.rendezvous`), so that one that never starts ends the others within ``--coordinator-timeout`` seconds
+with one line (exit 2). Process 0 runs the coordination service. The runtime is
 started in recoverable mode, so a process that dies does not take the others down: they finish the work and
 process 0 completes the chunk the dead process had in flight.
 
@@ -21,6 +23,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from ..core.status import ConfigError
+from .rendezvous import gather
+
+DEFAULT_TIMEOUT_S = 120.0  # --coordinator-timeout
 
 
 def _flags(args) -> tuple[bool, str | None, int | None, int | None]:
@@ -47,12 +52,22 @@ def joined(args) -> Iterator[tuple | None]:
         yield None
         return
     import jax
-    from jax._src import distributed
+    from jax._src import clusters, distributed
 
+    timeout_s = getattr(args, "coordinator_timeout", DEFAULT_TIMEOUT_S)
+    if not timeout_s > 0:
+        raise ConfigError(f"--coordinator-timeout must be > 0 seconds, got {timeout_s:g}")
+    try:
+        coordinator, count, rank, _ = clusters.ClusterEnv.auto_detect_unset_distributed_params(
+            coordinator, count, rank, None, None, None)
+    except (ValueError, TypeError, RuntimeError):
+        pass  # nothing detected: JAX's join says what is missing, below
+    if None not in (coordinator, count, rank):
+        gather(coordinator, count, rank, timeout_s)  # a missing peer: one line, exit 2 (see rendezvous)
     jax.config.update("jax_enable_recoverability", True)
     state = distributed.State()
     try:
-        state.initialize(coordinator, count, rank)
+        state.initialize(coordinator, count, rank, initialization_timeout=max(int(timeout_s), 10))
     except (ValueError, TypeError) as err:  # nothing detected and nothing given
         raise ConfigError(f"--distributed: {err} (no cluster detected: give --coordinator, --num-processes and "
                           "--process-id)") from None
