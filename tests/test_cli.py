@@ -137,3 +137,9 @@ def test_top_level_help_lists_the_exit_codes():
     text = _help_texts()["diffspace"]
     for code in ("0", "1", "2", "3", "130"):
         assert any(line.split()[:1] == [code] for line in text.splitlines()), code
+
+
+def test_view_of_a_directory_without_a_report_names_every_command_that_writes_one(tmp_path, capsys):
+    assert main(["view", str(tmp_path / "missing")]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and "run/sweep/montecarlo/optimize/fit" in err

@@ -190,7 +190,7 @@ def test_toy_campaign_matches_the_closed_form(tmp_path):
         assert (out / name).is_file()
 
 
-def test_toy_failures_are_counted_per_sample_and_never_replaced(tmp_path):
+def test_toy_failures_are_counted_per_sample_and_never_replaced(tmp_path, capsys):
     path = tmp_path / "toy.toml"
     path.write_text(TOY.replace("rate = 1.0", "rate = 9.8").replace("samples = 4096", "samples = 256")
                     .replace("chunk_size = 1024", "chunk_size = 128").replace("std = 0.2", "std = 0.5"))
@@ -206,6 +206,24 @@ def test_toy_failures_are_counted_per_sample_and_never_replaced(tmp_path):
     assert s["mean"] == pytest.approx(rows["final_value"][draws & ~failed].mean(), rel=1e-14)
     assert summary["sobol_excluded_samples"]["final_value"] == len(np.unique(rows["sample"][failed]))
     assert summary["status_counts"]["solver_failure"] == int(failed.sum())
+    console = capsys.readouterr().out  # every run counted, not only the statistics runs
+    assert (f"runs: {len(rows)}: ok {int((~failed).sum())}, warnings 0, failed {int(failed.sum())} "
+            f"(solver_failure {int(failed.sum())}); the statistics use the {int(draws.sum())} A and B runs") in console
+    outside = [v for effects in summary["sobol_first"].values() for v in effects.values() if not 0 <= v <= 1]
+    assert len(summary["sobol_notes"]) >= len(outside) and console.count("note: the first-order") == len(outside)
+
+
+def test_sobol_estimates_outside_the_unit_interval_are_explained():
+    from diffspace.design.montecarlo_stats import sobol_notes
+
+    summary = {"sobol_first": {"v": {"a": 1.13, "b": 0.2}}, "sobol_first_ci": {"v": {"a": [0.9, 1.4], "b": None}},
+               "sobol_total": {"v": {"a": 0.98, "b": -0.01}}, "sobol_total_ci": {"v": {"a": None, "b": None}},
+               "sobol_samples": {"v": 64}}
+    notes = sobol_notes(summary)
+    assert notes == ["the first-order Sobol index of v on a is 1.13 (interval 0.9 to 1.4), outside [0, 1]: sampling "
+                     "error at 64 base samples; raise montecarlo.samples for a usable estimate",
+                     "the total-order Sobol index of v on b is -0.01, outside [0, 1]: sampling error at 64 base "
+                     "samples; raise montecarlo.samples for a usable estimate"]
 
 
 def test_rerun_resumes_and_other_commands_ignore_the_table(tmp_path):

@@ -22,10 +22,10 @@ from ..core.status import ConfigError, failed
 from ..scenarios import AbstractScenario
 from . import cases as cs
 from .distributed import SOLO, Processes
-from .evaluate import INVALID_CONFIG, evaluate_cases, status_label
+from .evaluate import INVALID_CONFIG, evaluate_cases, status_label, status_totals
 from .montecarlo_plots import plot_histograms, plot_outcomes, plot_scatter, plot_tornado
 from .montecarlo_spec import MonteCarloSpec
-from .montecarlo_stats import local_sensitivity, output_statistics, sobol_indices, sobol_summary
+from .montecarlo_stats import local_sensitivity, output_statistics, sobol_indices, sobol_notes, sobol_summary
 from .outcomes import outcome_indicators, outcome_summary
 from .timing import StageTimes, time_line
 from .sweep import PLOT_POINTS, ChunkStore, ResultsTable, compute_chunks, stored_rows
@@ -141,6 +141,7 @@ def _summary(spec: MonteCarloSpec, values: dict[str, np.ndarray], status: np.nda
                    for k, v in values.items()}
         summary |= sobol_summary(indices, spec.input_keys, spec.confidence)
         summary["confidence"] = spec.confidence
+        summary["sobol_notes"] = sobol_notes(summary)
     return summary
 
 
@@ -186,19 +187,29 @@ def print_montecarlo(summary: dict, title: str) -> None:
     """The campaign in a few lines: how often each outcome happened, each output's mean, deviation and 3-sigma
     band, and its largest effects."""
     print(f"== {title}")
+    totals = status_totals(summary["status_counts"])
+    by_status = ", ".join(f"{k} {n}" for k, n in summary["status_counts"].items() if k != "ok")
+    statistics = (f"; the statistics use the {summary['statistics_runs']} A and B runs of Saltelli's scheme"
+                  if summary["statistics_runs"] < summary["runs"] else "")
+    print(f"  runs: {summary['runs']}: ok {totals['ok_cases']}, warnings {totals['warning_cases']}, failed "
+          f"{totals['failed_cases']}{f' ({by_status})' if by_status else ''}{statistics}")
     for name, p in summary.get("outcome_probability", {}).items():
         low, high = summary["outcome_probability_ci"][name]
         print(f"  outcome {name:28s} {p:8.2%}  (95 % interval {low:.2%} to {high:.2%}, "
               f"{summary['outcome_counts'][name]} of {summary['outcome_runs']} runs)")
-    print(f"  {'output':36s} {'mean':>11s} {'std':>11s} {'p0.135':>11s} {'p99.865':>11s} {'failed':>7s}")
+    print(f"  {'output':36s} {'mean':>11s} {'std':>11s} {'p0.135':>11s} {'p99.865':>11s} {'runs':>6s} "
+          f"{'undef.':>6s} {'failed':>6s}")
     for name, s in summary["outputs"].items():
         numbers = [s[k] if s[k] is not None else float("nan") for k in ("mean", "std", "p0.135", "p99.865")]
-        print(f"  {name:36s} " + " ".join(f"{v:11.5g}" for v in numbers) + f" {s['failed']:7d}")
+        print(f"  {name:36s} " + " ".join(f"{v:11.5g}" for v in numbers)
+              + f" {s['count']:6d} {s['undefined']:6d} {s['failed']:6d}")
     for kind in ("local_sensitivity", "sobol_total"):
         for name, effects in summary.get(kind, {}).items():
             ranked = sorted(((k, v) for k, v in effects.items() if v is not None), key=lambda kv: -abs(kv[1]))
             if ranked:
                 text = ", ".join(f"{k} {v:.3g}" for k, v in ranked[:3])
                 print(f"  {kind} of {name}: {text}")
+    for note in summary.get("sobol_notes", []):
+        print(f"  note: {note}")
     if "time_s" in summary:
         print(f"  {time_line(summary['time_s'])}")

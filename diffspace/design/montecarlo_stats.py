@@ -119,6 +119,23 @@ def sobol_summary(indices: dict[str, SobolIndices | None], keys: tuple[str, ...]
     return out
 
 
+def sobol_notes(summary: dict) -> list[str]:
+    """One sentence per Sobol estimate outside [0, 1] (sampling error of Saltelli's estimators: the
+    indices themselves lie in [0, 1]), naming its interval and the base samples behind it."""
+    notes = []
+    for which in ("first", "total"):
+        for metric, effects in summary.get(f"sobol_{which}", {}).items():
+            for key, value in effects.items():
+                if value is None or 0.0 <= value <= 1.0:
+                    continue
+                interval = summary[f"sobol_{which}_ci"][metric][key]
+                within = "" if interval is None else f" (interval {interval[0]:.2g} to {interval[1]:.2g})"
+                notes.append(f"the {which}-order Sobol index of {metric} on {key} is {value:.3g}{within}, outside "
+                             f"[0, 1]: sampling error at {summary['sobol_samples'][metric]} base samples; raise "
+                             "montecarlo.samples for a usable estimate")
+    return notes
+
+
 def local_sensitivity(gradients: dict[tuple[str, str], float], stds: dict[str, float]) -> dict:
     """``{metric: {key: d(metric)/d(key) * std(key)}}`` (``None`` where the derivative is not finite)."""
     out: dict = {}

@@ -15,7 +15,7 @@ def view(directory: Path) -> int:
     path = Path(directory)
     path = path if path.suffix == ".html" else path / REPORT
     if not path.is_file():
-        raise ConfigError(f"{path}: no report here (every 'diffspace run/sweep/optimize/fit' writes DIR/{REPORT})")
+        raise ConfigError(f"{path}: no report here (every 'diffspace run/sweep/montecarlo/optimize/fit' writes DIR/{REPORT})")
     url = path.resolve().as_uri()
     graphical = sys.platform in ("darwin", "win32") or os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")
     if graphical and webbrowser.open(url):
