@@ -68,3 +68,31 @@ def test_scenario_compile_probe_reports_compile_and_run_times():
     assert rows["impact"]["config"] == "impact_airtable.toml"
     lines = bench_scenarios.summary_lines(rows)
     assert "impact" in lines[1] and ("ok" in lines[1] or "OVER" in lines[1])
+
+
+@pytest.mark.timeout(900)
+def test_gpu_bench_quick_mode_runs_on_the_cpu(tmp_path, capsys):
+    """``diffspace bench --gpu --quick`` (the GPU bench's structure with small batches) on whatever device JAX
+    has: every part measured, the ejections separate, the gradients are finite, MuJoCo agrees with ours, the
+    campaign ran, and the plot is written."""
+    from diffspace.app.cli import main
+
+    assert main(["bench", "--gpu", "--quick", "--out", str(tmp_path)]) == 0
+    bench = json.loads((tmp_path / "bench.json").read_text())
+    scaling = bench["device_scaling"]
+    assert bench["mode"] == "gpu" and scaling["device"].startswith(("cpu", "gpu", "cuda"))
+    assert [r["batch"] for r in scaling["ejection"]] == [4, 16]
+    for row in scaling["ejection"]:
+        assert row["ok"] == row["batch"]
+        _positive_finite(row, ["sims_per_s", "compile_s", "run_s"])
+    assert scaling["gradient"]["finite"] and scaling["gradient"]["gradients_per_s"] > 0
+    for row in scaling["forward_dynamics"]:
+        _positive_finite(row, ["ns_per_sample", "compile_s"])
+    mc = scaling["montecarlo"]
+    assert mc["exit_code"] == 0 and mc["runs"] == 4 * 7 and mc["failed_runs"] == 0
+    assert mc["time_s"]["simulations"]["wall_s"] > 0
+    if isinstance(scaling["mujoco"], dict):
+        assert scaling["mujoco"]["velocity_max_rel_diff_from_ours"] < 1e-4  # RK4 1e-4 s: the 1e-6 setting
+    assert (tmp_path / "scaling.png").is_file()
+    out = capsys.readouterr().out
+    assert "gradients/s" in out and "ns/sample" in out and "Monte-Carlo" in out

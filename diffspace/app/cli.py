@@ -35,7 +35,7 @@ def _dispatch(args) -> int:
     if args.command == "bench":  # measures compile times: never from the cache
         from .bench import run_bench
 
-        run_bench(quick=args.quick, out=Path(args.out))
+        run_bench(quick=args.quick, out=Path(args.out), gpu=args.gpu)
         return 0
     from .processes import joined
 
@@ -162,6 +162,10 @@ def build_parser() -> argparse.ArgumentParser:
         _config_command(sub, name)
     bench = _add_command(sub, "bench")
     bench.add_argument("--quick", action="store_true", help="small batches, few repeats")
+    bench.add_argument("--gpu", action="store_true",
+                       help="throughput against batch size on the default JAX device (a GPU where installed): "
+                            "batched ejections, gradients, forward dynamics, a Monte-Carlo campaign, MuJoCo's "
+                            "multi-threaded CPU rate; with --quick, small batches (runs on a CPU)")
     bench.add_argument("--out", default="runs/bench", metavar="DIR", help="output directory (default runs/bench)")
     view = _add_command(sub, "view")
     view.add_argument("directory", metavar="DIR", help="a results directory written by diffspace")

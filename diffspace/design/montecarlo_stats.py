@@ -120,20 +120,22 @@ def sobol_summary(indices: dict[str, SobolIndices | None], keys: tuple[str, ...]
 
 
 def sobol_notes(summary: dict) -> list[str]:
-    """One sentence per Sobol estimate outside [0, 1] (sampling error of Saltelli's estimators: the
-    indices themselves lie in [0, 1]), naming its interval and the base samples behind it."""
-    notes = []
+    """A sentence when Sobol estimates fall outside [0, 1] (the indices themselves lie there; the estimates
+    of Saltelli's scheme do not, by sampling error): how many, the farthest one with its interval, and the
+    base samples behind them."""
+    outside = []
     for which in ("first", "total"):
         for metric, effects in summary.get(f"sobol_{which}", {}).items():
-            for key, value in effects.items():
-                if value is None or 0.0 <= value <= 1.0:
-                    continue
-                interval = summary[f"sobol_{which}_ci"][metric][key]
-                within = "" if interval is None else f" (interval {interval[0]:.2g} to {interval[1]:.2g})"
-                notes.append(f"the {which}-order Sobol index of {metric} on {key} is {value:.3g}{within}, outside "
-                             f"[0, 1]: sampling error at {summary['sobol_samples'][metric]} base samples; raise "
-                             "montecarlo.samples for a usable estimate")
-    return notes
+            outside += [(max(value - 1.0, -value), which, metric, key, value) for key, value in effects.items()
+                        if value is not None and not 0.0 <= value <= 1.0]
+    if not outside:
+        return []
+    _, which, metric, key, value = max(outside)
+    interval = summary[f"sobol_{which}_ci"][metric][key]
+    within = "" if interval is None else f", interval {interval[0]:.2g} to {interval[1]:.2g}"
+    return [f"{len(outside)} Sobol estimate(s) outside [0, 1] (farthest: the {which}-order index of {metric} on "
+            f"{key}, {value:.3g}{within}): sampling error at {summary['sobol_samples'][metric]} base samples; "
+            "raise montecarlo.samples for usable indices"]
 
 
 def local_sensitivity(gradients: dict[tuple[str, str], float], stds: dict[str, float]) -> dict:

@@ -113,14 +113,16 @@ def _summary_lines(res: dict) -> list[str]:
 
 
 def run_bench(quick: bool = False, out: Path | str = Path("runs/bench"), config: BenchConfig | None = None,
-              progress: bool = True) -> dict:
-    """Run the benchmark, write ``out/bench.json`` and ``out/summary.json``, print a summary; return the dict."""
+              progress: bool = True, gpu: bool = False) -> dict:
+    """Run the benchmark (with ``gpu``: the throughput-against-batch-size bench of :mod:`.scaling` instead),
+    write ``out/bench.json`` and ``out/summary.json``, print a summary; return the dict."""
     import jax
 
     cfg = config or (BenchConfig.quick() if quick else BenchConfig())
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     res: dict = {
+        "mode": "gpu" if gpu else "cpu",
         "quick": bool(quick),
         "jax_version": jax.__version__,
         "jax_backend": jax.default_backend(),
@@ -130,6 +132,8 @@ def run_bench(quick: bool = False, out: Path | str = Path("runs/bench"), config:
         "x64": bool(jax.config.jax_enable_x64),
         "config": {k: v for k, v in asdict(cfg).items() if k != "extra"},
     }
+    if gpu:
+        return _run_scaling(res, out, progress)
     from .scenarios import CONFIGS, scenario_compile_times
 
     stages = (2 + (4 + int(cfg.gradient) if cfg.ejection else 0) + (len(CONFIGS) if cfg.scenarios else 0)
@@ -162,6 +166,27 @@ def run_bench(quick: bool = False, out: Path | str = Path("runs/bench"), config:
     if "forward_dynamics_per_sample_vs_pinocchio_aba" in res:
         ratio = res["forward_dynamics_per_sample_vs_pinocchio_aba"]
         print(f"forward_dynamics_per_sample_vs_pinocchio_aba = {ratio:.3f}")
+    return res
+
+
+def _run_scaling(res: dict, out: Path, progress: bool) -> dict:
+    from .scaling import plot_scaling, run_scaling, scaling_lines
+
+    bar = Progress(5, enabled=progress)
+    t0 = time.perf_counter()
+    try:
+        res["device_scaling"] = run_scaling(res["quick"], bar)
+    finally:
+        bar.close()
+    res["total_wall_s"] = time.perf_counter() - t0
+    text = json.dumps(_jsonable(res), indent=2)
+    (out / "bench.json").write_text(text)
+    (out / "summary.json").write_text(text)
+    plot_scaling(res["device_scaling"], out / "scaling.png")
+    print(f"\ndiffspace bench --gpu{' (quick)' if res['quick'] else ''}")
+    for line in scaling_lines(res["device_scaling"]):
+        print(line)
+    print(f"results written to {out}/bench.json and {out}/scaling.png ({res['total_wall_s']:.0f} s)")
     return res
 
 
