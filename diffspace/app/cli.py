@@ -14,6 +14,7 @@ from pathlib import Path
 from ..io.packaged import packaged_config
 from ..core.status import ConfigError, SolverFailure
 from .processes import DEFAULT_TIMEOUT_S
+from .version import package_version
 from .xla_flags import set_command_xla_flags
 
 DEFAULT_CONFIG = packaged_config("ejection_study.toml")
@@ -111,15 +112,6 @@ COMMAND_HELP = {
 }
 
 
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("diffspace")
-    except PackageNotFoundError:  # running from a source tree that was never installed
-        return "unknown (not installed)"
-
-
 def _add_command(sub, name: str) -> argparse.ArgumentParser:
     summary, description = COMMAND_HELP[name]
     return sub.add_parser(name, help=summary, description=description,
@@ -156,7 +148,7 @@ def _config_command(sub, name: str) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="diffspace", description=DESCRIPTION, epilog=EPILOG,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--version", action="version", version=f"diffspace {_version()}")
+    parser.add_argument("--version", action="version", version=f"diffspace {package_version()}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in ("run", "sweep", "montecarlo", "optimize", "fit"):
         _config_command(sub, name)

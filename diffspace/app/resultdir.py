@@ -20,6 +20,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from .version import package_version
 from ..core.status import ConfigError
 
 MANIFEST = "manifest.json"
@@ -42,15 +43,6 @@ def read_manifest(directory: Path) -> dict | None:
         return None
 
 
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("diffspace")
-    except PackageNotFoundError:
-        return "unknown"
-
-
 class ResultDir:
     """``with ResultDir(out, command, digest, overwrite) as work: ...`` writes into ``work`` (the partial
     sibling) and moves it to ``out`` on success."""
@@ -59,6 +51,7 @@ class ResultDir:
         self.out, self.command, self.digest, self.overwrite = Path(out), command, digest, overwrite
         self.partial = self.out.with_name(self.out.name + ".partial")
         self.scenario = scenario
+        self.started: str | None = None  # when the command began (the manifest's "started")
         self.check()
 
     def _matches(self, manifest: dict | None) -> bool:
@@ -118,8 +111,12 @@ class ResultDir:
         return self.command in RESUMABLE and store.is_dir() and any(store.iterdir())
 
     def _write_manifest(self, directory: Path) -> None:
+        """``started``: when the command began; ``time``: when this manifest was written (the command's end,
+        once committed)."""
+        now = datetime.datetime.now().isoformat(timespec="seconds")
+        self.started = self.started or now
         manifest = {"command": self.command, "scenario": self.scenario, "config_hash": self.digest,
-                    "version": _version(), "time": datetime.datetime.now().isoformat(timespec="seconds")}
+                    "version": package_version(), "started": self.started, "time": now}
         tmp = directory / (MANIFEST + ".tmp")
         tmp.write_text(json.dumps(manifest, indent=2) + "\n")
         os.replace(tmp, directory / MANIFEST)

@@ -50,11 +50,11 @@ of a force polynomial), not a torque or a bending rigidity."""
 def name_and_unit(key: str) -> tuple[str, str]:
     """``"joint2_change_at_separation_deg"`` -> ``("joint 2 change at separation", "deg")`` (the key's unit suffix
     read off; joint numbers in keys already count from 1); ``"spring_stiffness_N_m"`` -> ``"N/m"`` but
-    ``"drive_torque_N_m"`` -> ``"N m"``."""
+    ``"drive_torque_N_m"`` -> ``"N m"``; ``"cases_per_s"`` -> ``("cases per second", "1/s")``."""
     unit = ""
     for suffix, name in UNITS:
         if key.endswith(suffix) and len(key) > len(suffix):
-            key, unit = key[: -len(suffix)], name
+            key, unit = key[: -len(suffix)] + ("_per_second" if suffix == "_per_s" else ""), name
             break
     if unit in ("N m", "N m²") and PER_LENGTH.search(key.rsplit(".", 1)[-1]):
         unit = unit.replace("N m", "N/m")

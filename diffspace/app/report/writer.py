@@ -115,6 +115,7 @@ def write_report(directory: Path, config: dict | None = None, robot_files=(), ti
 
 def _meta_line(manifest: dict, summary: dict) -> str:
     status = summary.get("status")
+    started = manifest.get("started", manifest.get("time"))
     parts = [f"status: {status}" if status else "", f"diffspace {manifest.get('version', '?')}",
-             f"written {manifest.get('time', time.strftime('%Y-%m-%dT%H:%M:%S'))}"]
+             f"run started {started}" if started else "", f"report written {time.strftime('%Y-%m-%dT%H:%M:%S')}"]
     return " | ".join(p for p in parts if p)
