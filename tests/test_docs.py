@@ -39,6 +39,35 @@ def test_site_builds_strict(tmp_path):
     problems = [line for line in result.stderr.splitlines() if line.startswith(("WARNING", "ERROR"))]
     assert result.returncode == 0, "\n".join(problems) or result.stderr[-3000:]
     assert (tmp_path / "site" / "api" / "dynamics" / "index.html").is_file()
+    _offline_with_rendered_formulas(tmp_path / "site")
+
+
+LOADED = re.compile(r"<(?:script|img|iframe|source)\b[^>]*\bsrc=\"(https?:)?//|<link\b[^>]*\bhref=\"(https?:)?//"
+                    r"|@import\s+(url\()?[\"']?(https?:)?//|url\([\"']?(https?:)?//")
+
+
+def _offline_with_rendered_formulas(site: Path) -> None:
+    """No page or stylesheet loads anything from the network (scripts, styles, fonts, images), and every
+    formula is MathML: no TeX left for a script to typeset, no stray ``$``; a formula page renders offline in
+    headless Chromium (every host unresolvable) with its ``<math>`` elements in the DOM."""
+    formulas = 0
+    for path in list(site.rglob("*.html")) + list(site.rglob("*.css")):
+        text = path.read_text(errors="replace")
+        found = LOADED.search(text)
+        assert found is None, f"{path.relative_to(site)} loads {text[found.start():found.start() + 120]}"
+        if path.suffix == ".html":
+            formulas += text.count("<math")
+            prose = re.sub(r"<(pre|code|script|math)[^>]*>.*?</\1>", "", text, flags=re.S)
+            assert "$" not in prose and "\\(" not in prose, f"{path.relative_to(site)}: a formula left as TeX"
+    assert formulas > 100
+    from diffspace.app.report.browser import find_chromium, render
+
+    browser = find_chromium()
+    if browser is None:
+        pytest.skip("no Chromium: the offline screenshot of a formula page is not taken")
+    page = site / "guides" / "optimization" / "index.html"
+    dom = render(browser, page, "#how-it-works", site / "formulas.png")
+    assert dom.count("<math") >= 5 and (site / "formulas.png").stat().st_size > 20_000
 
 
 @pytest.mark.timeout(60)

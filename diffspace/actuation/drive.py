@@ -9,9 +9,9 @@ may run past the end of the motion. Units are the caller's (rad and s in this pa
 * ``RestToRest``: the quintic minimum-jerk move (Flash & Hogan 1985) from ``q_0`` to ``q_1`` starting at
   ``t_0`` and lasting ``T``. With ``tau = clip((t - t_0) / T, 0, 1)``
 
-  $$
-  q = q_0 + (q_1 - q_0)\,s(\tau),\quad s = 10\tau^3 - 15\tau^4 + 6\tau^5,
-  $$
+    $$
+    q = q_0 + (q_1 - q_0)\,s(\tau),\quad s = 10\tau^3 - 15\tau^4 + 6\tau^5,
+    $$
 
   ``s' = 30 tau^2 (1 - tau)^2``, ``s'' = 60 tau (1 - tau)(1 - 2 tau)``: angle, rate and acceleration are
   continuous everywhere and the rate and acceleration vanish at both ends. Peak rate ``15 (q_1 - q_0) / (8 T)``
@@ -38,9 +38,9 @@ may run past the end of the motion. Units are the caller's (rad and s in this pa
   piecewise-cubic Hermite interpolant (Fritsch & Carlson 1980; slopes of Fritsch & Butland 1984 as in
   SciPy's PCHIP): on ``[t_k, t_{k+1}]`` with ``h_k = t_{k+1} - t_k``, ``u = (t - t_k) / h_k``,
 
-  $$
-  q = h_{00}(u) q_k + h_{10}(u) h_k m_k + h_{01}(u) q_{k+1} + h_{11}(u) h_k m_{k+1},
-  $$
+    $$
+    q = h_{00}(u) q_k + h_{10}(u) h_k m_k + h_{01}(u) q_{k+1} + h_{11}(u) h_k m_{k+1},
+    $$
 
   ``h_00 = 2u^3 - 3u^2 + 1``, ``h_10 = u^3 - 2u^2 + u``, ``h_01 = -2u^3 + 3u^2``, ``h_11 = u^3 - u^2``. Interior
   slopes: with secants ``d_k = (q_{k+1} - q_k) / h_k``, ``m_k = 0`` where ``d_{k-1} d_k <= 0`` (a local
