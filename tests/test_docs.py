@@ -40,6 +40,8 @@ def test_site_builds_strict(tmp_path):
     assert result.returncode == 0, "\n".join(problems) or result.stderr[-3000:]
     assert (tmp_path / "site" / "api" / "dynamics" / "index.html").is_file()
     _offline_with_rendered_formulas(tmp_path / "site")
+    page = (tmp_path / "site" / "scenarios" / "capture" / "index.html").read_text()  # config keys never broken
+    assert "stylesheets/extra.css" in page and "nowrap" in (tmp_path / "site" / "stylesheets" / "extra.css").read_text()
 
 
 LOADED = re.compile(r"<(?:script|img|iframe|source)\b[^>]*\bsrc=\"(https?:)?//|<link\b[^>]*\bhref=\"(https?:)?//"

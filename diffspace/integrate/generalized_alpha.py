@@ -51,7 +51,6 @@ from typing import Callable
 import equinox as eqx
 import jax
 import jax.numpy as jnp
-from jax.scipy.linalg import lu_factor, lu_solve
 from jaxtyping import Array, Float
 
 from .constrained import AbstractConstrainedSystem, kkt_solve
@@ -90,11 +89,11 @@ class AlphaState(eqx.Module):
 
 
 class IterationMatrix(eqx.Module):
-    """LU factors of ``S`` factored at the time ``t_ref`` (module docstring) and, optionally, the rotation
+    """The inverse of ``S`` assembled at the time ``t_ref`` (module docstring) and, optionally, the rotation
     ``R(t)`` of the rigid motion (co-rotation: ``S`` is turned by ``R(t) R(t_ref)^T``); ``n`` is the number of
     coordinates."""
 
-    lu: tuple[Float[Array, "s s"], Array]
+    inverse: Float[Array, "s s"]
     t_ref: Float[Array, ""]
     n: int = eqx.field(static=True)
     rotation: Callable | None = None
@@ -104,7 +103,7 @@ class IterationMatrix(eqx.Module):
         rot = None if self.rotation is None else self.rotation(t) @ self.rotation(self.t_ref).T
         if rot is not None:
             r_dyn = (r_dyn.reshape(-1, 3) @ rot).reshape(-1)  # R^T per 3-vector
-        x = lu_solve(self.lu, jnp.concatenate([r_dyn, r_con]))
+        x = self.inverse @ jnp.concatenate([r_dyn, r_con])
         dq, dlam = x[: self.n], x[self.n:]
         if rot is not None:
             dq = (dq.reshape(-1, 3) @ rot.T).reshape(-1)
@@ -118,14 +117,15 @@ def constraint_jacobian(system: AbstractConstrainedSystem, t, q) -> Float[Array,
 
 def iteration_matrix(mass, stiffness, damping, jacobian, params: AlphaParameters, h,
                      rotation: Callable | None = None, t_ref=0.0) -> IterationMatrix:
-    """Factorise ``S = [[M + c_c C + c_k K, G^T], [G, 0]]`` (module docstring) from ``M``, ``K``, ``C``
-    and ``G`` at one state, the state at time ``t_ref``; ``rotation(t)`` for co-rotation. The factors
-    carry no gradient: at convergence the step does not depend on them."""
+    """Invert ``S = [[M + c_c C + c_k K, G^T], [G, 0]]`` (module docstring) from ``M``, ``K``, ``C`` and
+    ``G`` at one state, the state at time ``t_ref``; ``rotation(t)`` for co-rotation. The inverse carries no
+    gradient: at convergence the step does not depend on it."""
     c_k, c_c = params.coefficients(h)
     m = jacobian.shape[0]
     top = jnp.concatenate([mass + c_c * damping + c_k * stiffness, jacobian.T], 1)
     s = jnp.concatenate([top, jnp.concatenate([jacobian, jnp.zeros((m, m))], 1)], 0)
-    return IterationMatrix(jax.lax.stop_gradient(lu_factor(s)), jnp.asarray(t_ref, float), mass.shape[0], rotation)
+    return IterationMatrix(jax.lax.stop_gradient(jnp.linalg.inv(s)), jnp.asarray(t_ref, float), mass.shape[0],
+                           rotation)
 
 
 def _kkt_accelerations(system: AbstractConstrainedSystem, t, q, v):
