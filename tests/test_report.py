@@ -249,3 +249,6 @@ def test_reports_with_and_without_meshes_render_in_headless_chromium(tmp_path):
     assert meshes["base"] == 12 and meshes["link2"] > 4  # the STL cube; the tetrahedron with its sphere
     for name, out in outs.items():
         check_pictures(name, *start_and_end(browser, out, name, tmp_path))
+        size = (out / "report.html").stat().st_size  # Plotly inlined gzip-packed (2.0 MB), not as text (4.8 MB)
+        assert size < 2_500_000 and "function(" not in (out / "report.html").read_text()[:3_000_000].split(
+            'id="diffspace-plotly">')[1][:1000], size

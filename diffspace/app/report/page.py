@@ -1,12 +1,19 @@
-"""The report's HTML: one self-contained page (Plotly's script, styles, data and the viewer inlined)."""
+"""The report's HTML: one self-contained page (Plotly's script, styles, data and the viewer inlined).
+
+Plotly's script (4.8 MB, most of a report) is inlined gzip-compressed and base64-encoded (2.0 MB): the page
+unpacks it with the browser's own ``DecompressionStream`` and runs it, then draws the scenes and plots. The
+report stays one file that opens offline, at less than half the size.
+"""
 
 from __future__ import annotations
 
+import base64
+import gzip
 import html
 import math
 
 from .scene_data import Numbers, to_json
-from .viewer_js import ERROR_HOOK_JS, VIEWER_JS
+from .viewer_js import ERROR_HOOK_JS, PLOTLY_LOADER_JS, VIEWER_JS
 
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 0 auto; max-width: 1280px; padding: 0 16px; color: #222; }
@@ -44,18 +51,24 @@ def viewer_html(index: int, scene: dict, heading: str) -> str:
             f'<div class="events">{html.escape(events)}</div></div>')
 
 
+def packed(script: str) -> str:
+    """``script`` gzip-compressed (no timestamp: the same report twice is the same file) and base64-encoded."""
+    return base64.b64encode(gzip.compress(script.encode(), 9, mtime=0)).decode()
+
+
 def page_html(title: str, body: str, scenes: list[dict], figures: list[dict], plotly_js: str) -> str:
     """The whole page; ``body`` is trusted HTML built by the writer."""
     data = to_json({"scenes": scenes, "figures": figures}).replace("</", "<\\/")
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">'
             f"<style>{STYLE}</style><script>{ERROR_HOOK_JS}</script>"
-            f"<script>{plotly_js}</script></head><body>"
+            f'<script type="application/octet-stream" id="diffspace-plotly">{packed(plotly_js)}</script>'
+            f"<script>{PLOTLY_LOADER_JS}</script></head><body>"
             f'<pre id="diffspace-errors"></pre>{body}'
             f'<script type="application/json" id="diffspace-data">{data}</script>'
-            f"<script>{VIEWER_JS}</script>"
+            f"<script>window.diffspacePlotly.then(() => {{{VIEWER_JS}}});</script>"
             f"<script>(function(){{const p=document.getElementById('diffspace-errors');"
             f"p.textContent=window.diffspaceErrors.join('\\n');}})();</script></body></html>\n")
 
 
-__all__ = ["Numbers", "page_html", "viewer_html"]
+__all__ = ["Numbers", "packed", "page_html", "viewer_html"]

@@ -176,6 +176,17 @@ VIEWER_JS = r"""
 })();
 """
 
+PLOTLY_LOADER_JS = r"""
+window.diffspacePlotly = (async function () {
+  const packed = document.getElementById("diffspace-plotly").textContent;
+  const bytes = Uint8Array.from(atob(packed), c => c.charCodeAt(0));
+  const unpacked = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+  const script = document.createElement("script");
+  script.text = await new Response(unpacked).text();
+  document.head.appendChild(script);
+})();
+"""
+
 ERROR_HOOK_JS = r"""
 window.diffspaceErrors = [];
 (function () {

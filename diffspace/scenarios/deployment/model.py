@@ -85,7 +85,7 @@ class Mast(AbstractConstrainedSystem):
     drive: Drive
     modules: MassProperties  # stacked over modules
     mass: Float[Array, "n n"]
-    coupling: Float[Array, "f n"] | None  # T: full shell coordinates of all interfaces from y
+    local: Float[Array, "f l"] | None  # T_loc: one interface's full shell coordinates from its own part of y
     rings: Float[Array, "4 2 c 3"] | None  # body-frame ring data: points, tangents, normals, axial (ring, node)
     shell: Shell | None
     beam: BeamInterface | None
@@ -105,6 +105,22 @@ class Mast(AbstractConstrainedSystem):
     @property
     def n_coordinates(self) -> int:
         return 12 * self.n_modules + self.n_interfaces * self.n_free_shell
+
+    def interface_indices(self) -> np.ndarray:
+        """``(i, l)`` indices into ``y`` of what interface ``i``'s shell coordinates depend on: the 24
+        coordinates of its two modules and its own ``n_free_shell``. On them every interface's map is the
+        same ``T_loc`` (the rings' body-frame data is shared), so ``T`` is ``T_loc`` placed ``i`` times."""
+        i = np.arange(self.n_interfaces)[:, None]
+        free = 12 * self.n_modules + self.n_free_shell * i + np.arange(self.n_free_shell)
+        return np.concatenate([12 * i + np.arange(24), free], axis=1)
+
+    def assemble(self, blocks: Float[Array, "i f f"]) -> Float[Array, "n n"]:
+        """``T^T blockdiag(B_i) T = sum_i P_i^T T_loc^T B_i T_loc P_i`` for shell matrices ``B_i`` over each
+        interface's full shell coordinates (``P_i``: the selection :meth:`interface_indices`)."""
+        local = jnp.einsum("am,iab,bn->imn", self.local, blocks, self.local)
+        idx = self.interface_indices()
+        n = self.n_coordinates
+        return jnp.zeros((n, n)).at[idx[:, :, None], idx[:, None, :]].add(local)
 
     def module_coordinates(self, y: Float[Array, " n"]) -> Float[Array, "k 12"]:
         return y[: 12 * self.n_modules].reshape(self.n_modules, 12)
@@ -140,12 +156,13 @@ class Mast(AbstractConstrainedSystem):
         return q + dw
 
     def forces(self, t, q, w):
-        """``Q = -dU/dy - dD/dy'`` (elastic and Kelvin-Voigt forces of the interfaces)."""
+        """``Q = -dU/dy - dD/dy'`` (elastic and Kelvin-Voigt forces of the interfaces). Shells: ``Q = -T^T
+        F_shell(T y, T y')`` with ``T`` applied as :meth:`shell_coordinates` (a few products per shell
+        coordinate) and ``T^T`` as its transpose (scatter-adds)."""
         if self.shell is not None:
-            shells_q = (self.coupling @ q).reshape(self.n_interfaces, -1, 3, 3)
-            shells_w = (self.coupling @ w).reshape(self.n_interfaces, -1, 3, 3)
-            f = jax.vmap(self.shell.forces)(shells_q, shells_w)
-            return -self.coupling.T @ f.reshape(-1)
+            shells_q, transpose = jax.vjp(self.shell_coordinates, q)
+            f = jax.vmap(self.shell.forces)(shells_q, self.shell_coordinates(w))
+            return -transpose(f)[0]
         # beams: F = J^T K (x + beta x_dot), x the deformations (one linearisation gives x_dot and J^T)
         deformation, linear = jax.linearize(lambda y: jax.vmap(self.beam.deformation)(*self.face_frames(y)), q)
         stress = (deformation + self.beam.damping * linear(w)) @ self.beam.stiffness()
@@ -183,28 +200,25 @@ class Mast(AbstractConstrainedSystem):
     def strain_energy(self, y) -> Float[Array, ""]:
         """Elastic energy of all interfaces [J]."""
         if self.shell is not None:
-            shells = (self.coupling @ y).reshape(self.n_interfaces, -1, 3, 3)
-            return jnp.sum(jax.vmap(self.shell.energy)(shells))
+            return jnp.sum(jax.vmap(self.shell.energy)(self.shell_coordinates(y)))
         return jnp.sum(jax.vmap(self.beam.energy)(*self.face_frames(y)))
 
     def dissipation(self, y, y_dot) -> Float[Array, ""]:
         """Dissipation function of all interfaces (power loss ``2 D``) [W/2]."""
         if self.shell is not None:
-            shells = (self.coupling @ y).reshape(self.n_interfaces, -1, 3, 3)
-            rates = (self.coupling @ y_dot).reshape(self.n_interfaces, -1, 3, 3)
-            return jnp.sum(jax.vmap(self.shell.dissipation)(shells, rates))
+            rates = self.shell_coordinates(y_dot)
+            return jnp.sum(jax.vmap(self.shell.dissipation)(self.shell_coordinates(y), rates))
         frames, rates = jax.jvp(self.face_frames, (y,), (y_dot,))
         return jnp.sum(jax.vmap(self.beam.dissipation)(frames, rates))
 
     def reference_stiffness(self, y0) -> Float[Array, "n n"]:
         """``K_0 = d^2 U / dy^2`` at the unstressed reference ``y0``. Shells: ``T^T blockdiag(K_shell) T`` with
         the element Hessians of :meth:`Shell.stiffness` (every interface's reference is the first one
-        translated, so one shell stiffness serves all). Beams: ``sum J_i^T K_tip J_i`` with ``J_i`` the
-        Jacobian of interface ``i``'s deformation (exact at zero deformation)."""
+        translated, so one shell stiffness serves all; :meth:`assemble`). Beams: ``sum J_i^T K_tip J_i`` with
+        ``J_i`` the Jacobian of interface ``i``'s deformation (exact at zero deformation)."""
         if self.shell is not None:
-            k = self.shell.stiffness((self.coupling @ y0).reshape(self.n_interfaces, -1, 3, 3)[0])
-            coupling = self.coupling.reshape(self.n_interfaces, k.shape[0], -1)
-            return jnp.einsum("iam,ab,ibn->mn", coupling, k, coupling)
+            k = self.shell.stiffness(self.shell_coordinates(y0)[0])
+            return self.assemble(jnp.broadcast_to(k, (self.n_interfaces, *k.shape)))
         jac = jax.jacfwd(lambda y: jax.vmap(self.beam.deformation)(*self.face_frames(y)))(y0)  # (i, 6, n)
         return jnp.einsum("iam,ab,ibn->mn", jac, self.beam.stiffness(), jac)
 
@@ -215,11 +229,8 @@ class Mast(AbstractConstrainedSystem):
         ``sum lambda_k d^2 g_k / dy^2`` (the modules' orthonormality rows and the slopes carry the inertia
         loads of a fast drive) by forward over reverse mode."""
         if self.shell is not None:
-            shells_q = (self.coupling @ y).reshape(self.n_interfaces, -1, 3, 3)
-            shells_w = (self.coupling @ y_dot).reshape(self.n_interfaces, -1, 3, 3)
-            k, c = jax.vmap(self.shell.tangent)(shells_q, shells_w)
-            coupling = self.coupling.reshape(self.n_interfaces, k.shape[1], -1)
-            stiffness, damping = (jnp.einsum("iam,iab,ibn->mn", coupling, x, coupling) for x in (k, c))
+            k, c = jax.vmap(self.shell.tangent)(self.shell_coordinates(y), self.shell_coordinates(y_dot))
+            stiffness, damping = self.assemble(k), self.assemble(c)
         else:
             stiffness = -jax.jacfwd(lambda yy: self.forces(t, yy, y_dot))(y)
             damping = -jax.jacfwd(lambda ww: self.forces(t, y, ww))(y_dot)
@@ -273,7 +284,7 @@ def _ring_data(params: MastParams, mesh, n_circ: int, n_axial: int) -> Float[Arr
 
 def build_mast(params: MastParams, drive: Drive, n_modules: int, model: str, n_circ: int = 8, n_axial: int = 2,
                n_gauss: int = 3) -> Mast:
-    """Assemble the mast (constant mass matrix and shell coupling included). ``model``: "shell" or "beam"."""
+    """Assemble the mast (constant mass matrix and shell map ``T_loc`` included). ``model``: "shell" or "beam"."""
     cube = MassProperties.cube(params.edge, params.module_density)
     if model == "beam":
         section = TubeSection(params.young, params.poisson, params.density, params.inner_diameter,
@@ -294,14 +305,14 @@ def build_mast(params: MastParams, drive: Drive, n_modules: int, model: str, n_c
     modules = jax.tree.map(lambda *x: jnp.stack(x), *([cube] * n_modules))
     skeleton = Mast(params, drive, modules, jnp.zeros((0, 0)), None, _ring_data(params, mesh, n_circ, n_axial),
                     shell, None, n_modules, n_circ, n_axial)
-    coupling = jax.jacfwd(lambda y: skeleton.shell_coordinates(y).reshape(-1))(jnp.zeros(skeleton.n_coordinates))
+    first = jax.jacfwd(lambda y: skeleton.shell_coordinates(y)[0].reshape(-1))(jnp.zeros(skeleton.n_coordinates))
+    skeleton = eqx.tree_at(lambda m: m.local, skeleton, first[:, skeleton.interface_indices()[0]],
+                           is_leaf=lambda x: x is None)
     shell_mass = jnp.kron(shell.mass_matrix(), jnp.eye(3))
     blocks = jax.scipy.linalg.block_diag(*([cube.mass_matrix()] * n_modules))
     n_mod = 12 * n_modules
-    full_shell = jax.scipy.linalg.block_diag(*([shell_mass] * (n_modules - 1)))
-    mass = coupling.T @ full_shell @ coupling
-    mass = mass.at[:n_mod, :n_mod].add(blocks)
-    return eqx.tree_at(lambda m: (m.mass, m.coupling), skeleton, (mass, coupling), is_leaf=lambda x: x is None)
+    mass = skeleton.assemble(jnp.broadcast_to(shell_mass, (n_modules - 1, *shell_mass.shape)))
+    return eqx.tree_at(lambda m: m.mass, skeleton, mass.at[:n_mod, :n_mod].add(blocks))
 
 
 def _module_with_rings(cube: MassProperties, ring, k: int, n_modules: int) -> MassProperties:

@@ -116,8 +116,7 @@ def _peak_strains(mast: Mast, frames_q) -> tuple[Float[Array, ""], Float[Array, 
     """Largest face strain and axial compression of the shells over the frames (NaN for beam interfaces)."""
     if mast.shell is None:
         return jnp.asarray(jnp.nan), jnp.asarray(jnp.nan)
-    shells = jax.vmap(lambda y: (mast.coupling @ y).reshape(mast.n_interfaces, -1, 3, 3))(frames_q)
-    peaks = jax.vmap(jax.vmap(mast.shell.peak_strains))(shells)
+    peaks = jax.vmap(jax.vmap(mast.shell.peak_strains))(jax.vmap(mast.shell_coordinates)(frames_q))
     return jnp.max(peaks[0]), jnp.max(peaks[1])
 
 
