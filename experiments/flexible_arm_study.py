@@ -213,7 +213,7 @@ def main() -> None:
         "base_angle_difference_max_deg": summary["base_angle_difference_max_deg"],
         "joint_angle_difference_max_deg": summary["joint_angle_difference_max_deg"],
         "constraint_violation_max": summary["constraint_violation_max"],
-        "momentum_drift_max": summary["momentum_drift_max"],
+        "momentum_drift_max": float(key_results(out)["momentum_drift_max"]),
         "mass_centre_drift_max_m": summary["mass_centre_drift_max_m"],
         "difference_parts": difference_parts(out),
         "summary": summary,

@@ -2,6 +2,7 @@
 assumed modes are the clamped-free beam's, stiff modes give the rigid arm, gradients match finite differences."""
 
 import functools
+import re
 
 import equinox as eqx
 import jax
@@ -44,18 +45,35 @@ def test_rigid_maximal_coordinates_match_minimal_coordinates():
     assert float(np.max(out.constraint_violation)) < 1e-8
 
 
+def scene_rows(out, scene) -> np.ndarray:
+    """Rows of the outcome's time grid that the scene samples."""
+    return np.searchsorted(np.asarray(out.ts), scene.times)
+
+
 def test_flexible_run_reports_holds_constraints_and_momentum(tmp_path):
     s = scenario()
     out = simulate(s, s.params)
     assert int(out.status) == Status.OK
     summary = s.summary(out)
     for key in ("base_position_final_m", "base_angle_final_deg", "joint_angles_final_deg",
-                "end_effector_difference_max_m", "constraint_violation_max", "momentum_drift_max",
-                "modal_amplitude_max", "joint_reaction_force_max_N", "mass_centre_drift_max_m"):
+                "end_effector_difference_max_m", "constraint_violation_max", "linear_momentum_drift_max_kg_m_s",
+                "angular_momentum_drift_max_kg_m2_s", "modal_amplitude_max_m_sqrt_kg", "joint_reaction_force_max_N",
+                "mass_centre_drift_max_m"):
         assert key in summary, key
     assert len(summary["base_position_final_m"]) == 3 and len(summary["joint_angles_final_deg"]) == 2
     assert summary["constraint_violation_max"] < 1e-8
-    assert summary["momentum_drift_max"] < 1e-10  # zero initial momentum stays zero
+    assert max(summary["linear_momentum_drift_max_kg_m_s"], summary["angular_momentum_drift_max_kg_m2_s"]) < 1e-10
+    # zero initial momentum stays zero
+    scene = s.scene(out)  # the deflection drawn magnified, the factor stated
+    from diffspace.scenarios.flexible_arm.scene import DRAWN_DEFLECTION
+
+    line = scene.lines[0]
+    factor = float(re.search(r"magnified x ([0-9.e+]+)", line.name).group(1))
+    drawn = np.linalg.norm(line.points[:, 1] - (np.asarray(out.maximal.end_effector) -
+                                                 np.asarray(out.maximal.deflection))[scene_rows(out, scene)], axis=1)
+    length = np.linalg.norm(line.points[:, 1] - line.points[:, 0], axis=1).max()
+    assert factor > 10 and drawn.max() == pytest.approx(DRAWN_DEFLECTION * length, rel=0.02)
+    assert np.linalg.norm(np.asarray(out.maximal.deflection), axis=1) == pytest.approx(np.asarray(out.tip_deflection))
     assert summary["mass_centre_drift_max_m"] < 1e-12  # ... and so does the mass centre, deflection included
     # the flexible link moves the end effector by a fraction of a millimetre to a few millimetres
     assert 1e-4 < summary["end_effector_difference_max_m"] < 5e-3

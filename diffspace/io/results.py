@@ -33,7 +33,7 @@ def _plain(value):
 
 
 UNITS = (  # key suffix -> unit, longest first
-    ("_N_m_s_rad", "N m s/rad"), ("_N_m_rad", "N m/rad"), ("_kg_m3", "kg/m³"), ("_kg_m2", "kg m²"), ("_N_m_n", "N/mⁿ"),
+    ("_m_sqrt_kg", "m kg^½"), ("_kg_m2_s", "kg m²/s"), ("_N_m_s_rad", "N m s/rad"), ("_kg_m_s", "kg m/s"), ("_N_m_rad", "N m/rad"), ("_kg_m3", "kg/m³"), ("_kg_m2", "kg m²"), ("_N_m_n", "N/mⁿ"),
     ("_deg_s2", "deg/s²"), ("_m_s2", "m/s²"), ("_rad_s", "rad/s"), ("_deg_s", "deg/s"), ("_N_m_s", "N m s"),
     ("_N_s_m", "N s/m"), ("_N_m2", "N m²"), ("_kg_m", "kg/m"), ("_N_m", "N m"), ("_N_s", "N s"), ("_m_s", "m/s"),
     ("_per_s", "1/s"), ("_1_s", "1/s"), ("_percent", "%"), ("_deg", "deg"), ("_rad", "rad"), ("_kg", "kg"),

@@ -159,6 +159,7 @@ class Motion(eqx.Module):
     base_angle: Float[Array, " T"]  # rad, unwrapped
     joint_angles: Float[Array, "T 2"]  # rad, relative, unwrapped
     end_effector: Float[Array, "T 3"]
+    deflection: Float[Array, "T 3"]  # world-frame elastic displacement of the end effector (0: rigid)
 
 
 def maximal_motion(system: Multibody, robot: Robot, sol: ConstrainedSolution) -> Motion:
@@ -169,11 +170,12 @@ def maximal_motion(system: Multibody, robot: Robot, sol: ConstrainedSolution) ->
         placements = system.bodies.placements(system.rigid(q))
         angles = jnp.stack([joint.angle(placements) for joint in system.joints])
         tip = system.flexible[0].tip_offset(system.modal(q, 0)) if system.flexible else rigid_tip
+        elastic = system.flexible[0].tip_deflection(system.modal(q, 0)) if system.flexible else jnp.zeros(3)
         tip_rot, tip_pos = placements.frame(2)
-        return placements.position[0], yaw(placements.rotation[0]), angles, tip_pos + tip_rot @ tip
+        return placements.position[0], yaw(placements.rotation[0]), angles, tip_pos + tip_rot @ tip, tip_rot @ elastic
 
-    base, base_angle, angles, tip = jax.vmap(at)(sol.q)
-    return Motion(base, jnp.unwrap(base_angle), jnp.unwrap(angles, axis=0), tip)
+    base, base_angle, angles, tip, deflection = jax.vmap(at)(sol.q)
+    return Motion(base, jnp.unwrap(base_angle), jnp.unwrap(angles, axis=0), tip, deflection)
 
 
 def minimal_motion(robot: Robot, traj: Trajectory) -> Motion:
@@ -184,4 +186,4 @@ def minimal_motion(robot: Robot, traj: Trajectory) -> Motion:
         return yaw(rot), frame_pose(robot, q, TIP)[1]
 
     base_angle, tip = jax.vmap(at)(traj.q)
-    return Motion(traj.q[:, :3], jnp.unwrap(base_angle), traj.q[:, 7:], tip)
+    return Motion(traj.q[:, :3], jnp.unwrap(base_angle), traj.q[:, 7:], tip, jnp.zeros_like(tip))

@@ -42,10 +42,15 @@ def summary(s: Settings, frequency_hz, out: FlexibleArmOutcome) -> dict:
         "base_angle_final_deg": _finite(np.rad2deg(out.maximal.base_angle[-1])),
         "joint_angles_final_deg": _list(np.rad2deg(out.maximal.joint_angles[-1])),
     }
-    result.update({key: _finite(value) for key, value in key_results(out).items() if key != "base_angle_final_deg"})
+    mixed = ("base_angle_final_deg", "momentum_drift_max")  # the second mixes units: split below
+    result.update({key: _finite(value) for key, value in key_results(out).items() if key not in mixed})
+    drift = np.abs(np.asarray(out.momentum) - np.asarray(out.momentum[0]))
     result.update(
         {
-            "modal_amplitude_max": _list(np.abs(np.asarray(out.modal)).max(axis=0)) if s.flexible else [],
+            "linear_momentum_drift_max_kg_m_s": _finite(drift[:, :3].max()),
+            "angular_momentum_drift_max_kg_m2_s": _finite(drift[:, 3:].max()),
+            # unit modal mass: the modal coordinates are in m kg^1/2
+            "modal_amplitude_max_m_sqrt_kg": _list(np.abs(np.asarray(out.modal)).max(axis=0)) if s.flexible else [],
             "base_angle_difference_max_deg": _finite(np.rad2deg(np.abs(base_diff).max())),
             "joint_angle_difference_max_deg": _list(np.rad2deg(np.abs(joint_diff).max(axis=0))),
             "velocity_violation_max": _finite(np.max(out.velocity_violation)),

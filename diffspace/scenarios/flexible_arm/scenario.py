@@ -130,9 +130,6 @@ class FlexibleArm(AbstractScenario):
         ref = model.solve_minimal(self.robot, s, params.amplitude_N_m, params.period_s, adjoint=self.adjoint)
         maximal = model.maximal_motion(system, self.robot, sol)
         modal = sol.q[:, system.bodies.nq :]
-        deflection = jnp.zeros((modal.shape[0], 3))
-        if system.flexible:
-            deflection = jax.vmap(system.flexible[0].tip_deflection)(modal)
         reaction = None
         if reactions:  # point rows of each revolute joint: force of the parent on the child
             reaction = jnp.stack([lam[..., :3] for lam in system.joint_multipliers(sol.multipliers)], axis=1)
@@ -142,7 +139,7 @@ class FlexibleArm(AbstractScenario):
             reference=model.minimal_motion(self.robot, ref),
             modal=modal,
             modal_rate=sol.w[:, system.bodies.nv :],
-            tip_deflection=safe_norm(deflection),
+            tip_deflection=safe_norm(maximal.deflection),
             constraint_violation=sol.position_violation,
             velocity_violation=sol.velocity_violation,
             momentum=jax.vmap(system.system_momentum)(sol.q, sol.w),
