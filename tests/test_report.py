@@ -252,3 +252,25 @@ def test_reports_with_and_without_meshes_render_in_headless_chromium(tmp_path):
         size = (out / "report.html").stat().st_size  # Plotly inlined gzip-packed (2.0 MB), not as text (4.8 MB)
         assert size < 2_500_000 and "function(" not in (out / "report.html").read_text()[:3_000_000].split(
             'id="diffspace-plotly">')[1][:1000], size
+
+
+def test_planar_scenes_are_seen_facing_their_plane():
+    """A scene moving in the x-z plane is seen from -y (z up), one in the x-y plane from above (y up), at a
+    small tilt; a scene moving in 3-D keeps the oblique default view."""
+    from diffspace.app.report.scene_data import DEFAULT_EYE, camera
+    from diffspace.io.scene import Line, Scene
+
+    t = np.linspace(0.0, 1.0, 20)
+    circle = np.stack([np.cos(3 * t), np.zeros_like(t), np.sin(3 * t)], axis=1)  # in the x-z plane
+
+    def eye_of(points):
+        scene = Scene("s", t, lines=(Line("l", np.stack([np.zeros_like(points), points], axis=1)),))
+        view = camera(scene)
+        return np.array([view["eye"][k] for k in "xyz"]), np.array([view["up"][k] for k in "xyz"])
+
+    eye, up = eye_of(circle)
+    assert eye[1] < -2.0 and abs(eye[0]) < 0.5 and up @ [0, 0, 1] == 1.0
+    eye, up = eye_of(circle[:, [0, 2, 1]])  # the x-y plane
+    assert eye[2] > 2.0 and up @ [0, 1, 0] == 1.0
+    helix = np.column_stack([circle[:, 0], circle[:, 2], t])
+    assert np.allclose(eye_of(helix)[0], DEFAULT_EYE)

@@ -72,6 +72,37 @@ def _arrows(scene: Scene, size: float) -> list[dict]:
     return out
 
 
+DEFAULT_EYE = (1.4, -1.6, 0.9)  # an oblique view of a scene that moves in 3-D
+PLANAR_RATIO = 0.05  # motion whose spread across a plane is below this fraction of its spread within is planar
+
+
+def _moving_points(scene: Scene) -> np.ndarray:
+    """Body origins and line points at every sampled time, ``(n, 3)`` (finite rows)."""
+    clouds = [b.pos for b in scene.bodies] + [line.points.reshape(-1, 3) for line in scene.lines]
+    flat = np.concatenate([np.reshape(c, (-1, 3)) for c in clouds] + [np.zeros((0, 3))])
+    return flat[np.all(np.isfinite(flat), axis=1)]
+
+
+def camera(scene: Scene) -> dict:
+    """Where the viewer looks from: a scene whose bodies and lines move in a plane is seen facing that plane
+    (its normal, slightly tilted so depth still reads), so a planar arm is not foreshortened; any other scene
+    from :data:`DEFAULT_EYE`. ``up`` is ``z`` unless the plane is horizontal."""
+    points = _moving_points(scene)
+    eye, up = np.array(DEFAULT_EYE), np.array([0.0, 0.0, 1.0])
+    if len(points) > 3:
+        values, vectors = np.linalg.eigh(np.cov(points.T))
+        if values[2] > 0 and np.sqrt(max(values[0], 0.0) / values[2]) < PLANAR_RATIO:
+            normal = vectors[:, 0] * np.sign(vectors[np.argmax(np.abs(vectors[:, 0])), 0])
+            if normal[1] > 0.9:  # the x-z plane, seen from -y: x to the right, z up
+                normal = -normal
+            if abs(normal[2]) > 0.9:  # a horizontal plane, seen from above: y up
+                up = np.array([0.0, 1.0, 0.0])
+            side = np.cross(up, normal)
+            eye = 2.2 * normal + 0.35 * side / max(np.linalg.norm(side), 1e-12) + 0.35 * up
+    xyz = lambda v: {"x": float(v[0]), "y": float(v[1]), "z": float(v[2])}  # noqa: E731
+    return {"eye": xyz(eye), "up": xyz(up)}
+
+
 def scene_payload(scene: Scene) -> dict:
     """The viewer's data for one scene."""
     box = bounds(scene)
@@ -85,4 +116,4 @@ def scene_payload(scene: Scene) -> dict:
                  "f": [int(i) for i in np.asarray(s.faces).ravel()], "p": Numbers(s.points)} for s in scene.surfaces]
     return {"title": scene.title, "times": Numbers(scene.times, 10), "events": [list(e) for e in scene.events],
             "bounds": Numbers(box), "axis_length": 0.15 * size, "bodies": bodies, "lines": lines,
-            "surfaces": surfaces, "arrows": _arrows(scene, size)}
+            "surfaces": surfaces, "arrows": _arrows(scene, size), "camera": camera(scene)}

@@ -118,7 +118,7 @@ VIEWER_JS = r"""
             legend: {font: {size: 10}, x: 0, y: 1, bgcolor: "rgba(255,255,255,0.7)"},
             scene: {xaxis: axis(b[0], b[1], "x [m]"), yaxis: axis(b[2], b[3], "y [m]"), zaxis: axis(b[4], b[5], "z [m]"),
                     aspectmode: "manual", aspectratio: {x: span[0] / m, y: span[1] / m, z: span[2] / m},
-                    camera: {eye: {x: 1.4, y: -1.6, z: 0.9}}}};
+                    camera: {eye: s.camera.eye, up: s.camera.up}}};
   }
 
   function Viewer(root, s) {
