@@ -18,7 +18,7 @@ from diffspace.app.cli import main
 from diffspace.app.report.figures import plotly_figure
 from diffspace.design.labels import design_parameters, key_label
 from diffspace.design.study_report import plot_study
-from diffspace.io.results import Figure, Panel, Series, plot_figure
+from diffspace.io.results import PALETTE, Figure, Panel, Series, plot_figure
 from diffspace.scenarios import load_scenario
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -188,3 +188,19 @@ def test_impact_plot_zooms_to_the_contact_and_optimize_report_shows_both_designs
     history = spec(out / "optimize.png")
     assert history["title"].startswith("impact optimize: convergence") and "violates" in history["title"]
     assert history["panels"][1]["limits"][0][0] == 2.5
+
+
+def test_stacked_single_curves_differ_in_colour_and_series_keep_the_palette(tmp_path):
+    """A force panel above an indentation panel (one curve each) get two colours, in the PNG and in the report;
+    the x, y, z of a panel take the palette in order in every panel."""
+    import matplotlib.image
+
+    t = np.linspace(0.0, 1.0, 50)
+    xyz = tuple(Series(f"base {a}", np.sin(t + k)) for k, a in enumerate("xyz"))
+    figure = Figure("f", (Panel("force [N]", (Series("contact force", t),)),
+                          Panel("indentation [mm]", (Series("indentation", t ** 2),)), Panel("v [m/s]", xyz)), t)
+    plot_figure(tmp_path / "f.png", figure)
+    traces = plotly_figure(spec(tmp_path / "f.png"))["data"]
+    colours = [trace["line"]["color"] for trace in traces]
+    assert colours[0] != colours[1] and colours[2:] == list(PALETTE[:3])
+    assert matplotlib.image.imread(tmp_path / "f.png").shape[0] > 100

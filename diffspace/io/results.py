@@ -211,27 +211,40 @@ def figure_json(figure: Figure) -> dict:
                     "series": [_series_json(s, figure.x) for s in p.series]} for p in figure.panels]})
 
 
-def _draw_series(ax, series: Series, x, index: int, count: int) -> None:
+PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f")
+"""Series colours of the PNGs and the report's interactive plots alike (no red: red marks limits and failures)."""
+
+
+def series_colour(k: int, count: int, panel: int) -> str:
+    """Colour of series ``k`` of ``count`` in panel ``panel`` (0-based): the series of one panel take the
+    palette in order (x, y, z alike in every panel); a panel's only series takes the panel's own colour, so
+    stacked single curves (a force above an indentation) are told apart."""
+    return PALETTE[(k if count > 1 else panel) % len(PALETTE)]
+
+
+def _draw_series(ax, series: Series, x, index: int, count: int, colour: str) -> None:
     xs = np.asarray(series.x if series.x is not None else x, float)
     ys = np.asarray(series.y, float)
     if series.style == "failed":
         ax.plot(xs, ys, "x", color="crimson", markersize=8, markeredgewidth=2, label=series.label)
     elif series.style == "bar":
         width = 0.8 / count
-        ax.bar(xs + (index - (count - 1) / 2) * width, ys, width, yerr=series.error, label=series.label, capsize=3)
+        ax.bar(xs + (index - (count - 1) / 2) * width, ys, width, yerr=series.error, label=series.label, capsize=3,
+               color=colour)
     elif series.style == "points" or series.error is not None or series.xerror is not None:
         ax.errorbar(xs, ys, yerr=series.error, xerr=series.xerror, label=series.label, capsize=3,
-                    fmt="o" if series.style == "points" else "-", markersize=5)
+                    fmt="o" if series.style == "points" else "-", markersize=5, color=colour)
     elif series.style == "step":
-        ax.step(xs, ys, where="post", label=series.label)
+        ax.step(xs, ys, where="post", label=series.label, color=colour)
     else:
-        ax.plot(xs, ys, label=series.label)
+        ax.plot(xs, ys, label=series.label, color=colour)
 
 
-def _draw_panel(ax, panel: Panel, figure: Figure) -> None:
+def _draw_panel(ax, panel: Panel, figure: Figure, row: int) -> None:
     bars = [k for k, series in enumerate(panel.series) if series.style == "bar"]
     for k, series in enumerate(panel.series):
-        _draw_series(ax, series, figure.x, bars.index(k) if k in bars else 0, max(len(bars), 1))
+        _draw_series(ax, series, figure.x, bars.index(k) if k in bars else 0, max(len(bars), 1),
+                     series_colour(k, len(panel.series), row))
     for value, label in panel.limits:
         ax.axhline(value, color="crimson", linestyle="--", linewidth=1.0, label=label)
     for x, _ in figure.events:
@@ -267,8 +280,8 @@ def plot_figure(path: Path, figure: Figure) -> Path:
     height = 2.3 if len(panels) <= 4 else 1.7
     fig, axes = plt.subplots(len(panels), 1, figsize=(7.5, 1.0 + height * len(panels)), sharex=figure.sharex,
                              squeeze=False, layout="constrained")
-    for ax, panel in zip(axes[:, 0], panels):
-        _draw_panel(ax, panel, figure)
+    for row, (ax, panel) in enumerate(zip(axes[:, 0], panels)):
+        _draw_panel(ax, panel, figure, row)
     top = axes[0, 0]
     if figure.xlim:
         top.set_xlim(*figure.xlim)

@@ -11,10 +11,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ...io.results import LONG_LABEL, TITLE_WIDTH, event_labels, parallel_axis
+from ...io.results import LONG_LABEL, TITLE_WIDTH, event_labels, parallel_axis, series_colour
 
 LIMIT_COLOR = "crimson"
-PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f")
 VIRIDIS = ("#440154", "#3b528b", "#21918c", "#5ec962", "#fde725")
 
 
@@ -83,7 +82,7 @@ def plotly_figure(spec: dict) -> dict:
         top = 1.0 - (row - 1) * (height + gap)
         layout[f"yaxis{suffix}"], layout[f"xaxis{suffix}"] = _axes(spec, panel, row, n, [top - height, top])
         for k, series in enumerate(panel["series"]):
-            data.append(_trace(series, PALETTE[k % len(PALETTE)], row, f"{row}"))
+            data.append(_trace(series, series_colour(k, len(panel["series"]), row - 1), row, f"{row}"))
         for value, label in panel["limits"]:
             _limit(layout, suffix, value, label)
         if len(panel["ylabel"]) > LONG_LABEL:

@@ -163,8 +163,8 @@ def write(case, result, out: Path) -> None:
             ("indentation [mm]", {"indentation": 1e3 * obs["delta"][window]}),
         ], xlabel="time since first touch [ms]", title="capture: the contact, from first touch")
     plot_panels(out / "velocities.png", ts, [
-        ("base velocity [m/s]", {a: columns[f"base_v_{a}_m_s"] for a in "xyz"}),
-        ("target velocity [m/s]", {a: columns[f"target_v_{a}_m_s"] for a in "xyz"}),
+        ("base velocity [m/s]", {f"base {a}": columns[f"base_v_{a}_m_s"] for a in "xyz"}),
+        ("target velocity [m/s]", {f"target {a}": columns[f"target_v_{a}_m_s"] for a in "xyz"}),
         ("angular velocity [deg/s]", {**{f"base {a}": columns[f"base_w_{a}_deg_s"] for a in "xyz"},
                                       **{f"target {a}": columns[f"target_w_{a}_deg_s"] for a in "xyz"}}),
     ], title="capture: base and target velocities (world axes)", events=events)
