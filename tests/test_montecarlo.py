@@ -4,6 +4,7 @@ toy scenario (``x = A exp(-r T)``) against its closed-form mean, deviation, Sobo
 
 from __future__ import annotations
 
+import html
 import json
 import math
 
@@ -188,6 +189,8 @@ def test_toy_campaign_matches_the_closed_form(tmp_path):
     assert local["toy.amplitude"] == pytest.approx(np.exp(-1.0) / np.sqrt(12.0), rel=1e-12)
     for name in ("histograms.png", "tornado.png", "scatter.png", "report.html"):
         assert (out / name).is_file()
+    provenance = html.unescape((out / "report.html").read_text().split("<h2>Provenance</h2>")[1])  # config as run
+    assert "[montecarlo]" in provenance and '"toy.rate" = {' in provenance
 
 
 def test_toy_failures_are_counted_per_sample_and_never_replaced(tmp_path, capsys):

@@ -107,6 +107,22 @@ def test_study_plot_names_cases_and_marks_a_failed_one(tmp_path):
     assert failed["style"] == "failed" and failed["x"] == [2]
 
 
+def test_study_chart_bars_sit_on_their_cases_every_panel_names_them_and_zero_stays_flat(tmp_path):
+    """Bars of each panel grouped in that panel only (not shifted by the other panels' slots), the cases named
+    under every panel, and a rate that is zero up to 1e-33 drawn on +-1e-9 instead of autoscaled noise."""
+    table = {f"attitude_{k}": {"separation_velocity_m_s": 0.2 + 0.01 * k, "stable_time_s": 1.0 + k,
+                               "stable_angular_velocity_deg_s": 1e-33 * (-1) ** k} for k in range(1, 4)}
+    columns = ("separation_velocity_m_s", "stable_time_s", "stable_angular_velocity_deg_s")
+    plot_study(tmp_path / "study.png", table, columns, "ejection study")
+    figure = plotly_figure(spec(tmp_path / "study.png"))
+    bars = [t for t in figure["data"] if t["type"] == "bar"]
+    assert [t["alignmentgroup"] for t in bars] == ["1", "2", "3"]
+    for row in ("", "2", "3"):
+        axis = figure["layout"][f"xaxis{row}"]
+        assert axis["showticklabels"] and axis["ticktext"] == list(table)
+    assert figure["layout"]["yaxis3"]["range"] == [-1e-9, 1e-9]
+
+
 def test_fit_plots_parity_and_residuals_per_experiment(tmp_path):
     """Measured values 3 % off the model at three amplitudes: parity points at (measured, fitted) with the
     data's standard deviations as x bars, residuals per numbered experiment (points, never lines)."""

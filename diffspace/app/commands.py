@@ -100,7 +100,7 @@ def write_html_report(work: Path, loaded: Loaded) -> None:
     from .report import write_report
 
     start = time.perf_counter()
-    write_report(work, config=loaded.raw, robot_files=loaded.files)
+    write_report(work, config={**loaded.raw, **loaded.design}, robot_files=loaded.files)  # the config as run
     print(f"report written in {time.perf_counter() - start:.1f} s (open it with: diffspace view DIR)", file=sys.stderr)
 
 

@@ -91,9 +91,11 @@ class AlphaState(eqx.Module):
 class IterationMatrix(eqx.Module):
     """The inverse of ``S`` assembled at the time ``t_ref`` (module docstring) and, optionally, the rotation
     ``R(t)`` of the rigid motion (co-rotation: ``S`` is turned by ``R(t) R(t_ref)^T``); ``n`` is the number of
-    coordinates."""
+    coordinates. The inverse is stored flat (row after row): a 1-D array has one memory layout, so the
+    compiled loop never transposes it between the inversion's (column-major) result and the products'
+    (row-major) operand, which it otherwise does on every step."""
 
-    inverse: Float[Array, "s s"]
+    inverse: Float[Array, " ss"]
     t_ref: Float[Array, ""]
     n: int = eqx.field(static=True)
     rotation: Callable | None = None
@@ -103,7 +105,8 @@ class IterationMatrix(eqx.Module):
         rot = None if self.rotation is None else self.rotation(t) @ self.rotation(self.t_ref).T
         if rot is not None:
             r_dyn = (r_dyn.reshape(-1, 3) @ rot).reshape(-1)  # R^T per 3-vector
-        x = self.inverse @ jnp.concatenate([r_dyn, r_con])
+        r = jnp.concatenate([r_dyn, r_con])
+        x = self.inverse.reshape(r.shape[0], r.shape[0]) @ r
         dq, dlam = x[: self.n], x[self.n:]
         if rot is not None:
             dq = (dq.reshape(-1, 3) @ rot.T).reshape(-1)
@@ -124,8 +127,8 @@ def iteration_matrix(mass, stiffness, damping, jacobian, params: AlphaParameters
     m = jacobian.shape[0]
     top = jnp.concatenate([mass + c_c * damping + c_k * stiffness, jacobian.T], 1)
     s = jnp.concatenate([top, jnp.concatenate([jacobian, jnp.zeros((m, m))], 1)], 0)
-    return IterationMatrix(jax.lax.stop_gradient(jnp.linalg.inv(s)), jnp.asarray(t_ref, float), mass.shape[0],
-                           rotation)
+    inverse = jax.lax.stop_gradient(jnp.linalg.inv(s)).reshape(-1)
+    return IterationMatrix(inverse, jnp.asarray(t_ref, float), mass.shape[0], rotation)
 
 
 def _kkt_accelerations(system: AbstractConstrainedSystem, t, q, v):

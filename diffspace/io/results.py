@@ -171,18 +171,25 @@ def _series_json(series: Series, x) -> dict:
     return out
 
 
+ZERO_FLOOR = 1e-9
+"""A panel whose data never exceeds this magnitude (SI units) is drawn on +-ZERO_FLOOR: a rate that is zero up
+to 1e-33 round-off is a flat line at zero, not autoscaled noise."""
+
+
 def panel_ylim(panel: Panel, figure: Figure) -> tuple[float, float] | None:
     """The y range of a panel's data inside the figure's ``xlim`` (and its limits), padded by 5 %; ``None``
-    without an ``xlim`` (the whole data) or without finite data there."""
-    if not figure.xlim:
-        return None
+    without an ``xlim`` (the whole data: autoscaled) or without finite data there; ``+-ZERO_FLOOR`` for data
+    that is zero up to round-off."""
     values = [value for value, _ in panel.limits]
+    low_x, high_x = figure.xlim or (-np.inf, np.inf)
     for series in panel.series:
         xs = np.asarray(series.x if series.x is not None else figure.x, float)
         ys = np.asarray(series.y, float)
-        shown = (xs >= figure.xlim[0]) & (xs <= figure.xlim[1]) & np.isfinite(ys)
+        shown = (xs >= low_x) & (xs <= high_x) & np.isfinite(ys)
         values += list(ys[shown])
-    if not values:
+    if values and max(abs(v) for v in values) < ZERO_FLOOR:
+        return -ZERO_FLOOR, ZERO_FLOOR
+    if not values or not figure.xlim:
         return None
     low, high = float(min(values)), float(max(values))
     pad = 0.05 * (high - low) if high > low else max(abs(high), 1.0) * 0.05
@@ -263,10 +270,12 @@ def _draw_panel(ax, panel: Panel, figure: Figure, row: int) -> None:
 
 
 def _name_ticks(axes, ticks) -> None:
+    """Every panel names the cases (a panel of a tall stack is read without scrolling to the bottom one)."""
     long = max(len(label) for _, label in ticks) > 12
     for ax in axes:
         ax.set_xticks([t for t, _ in ticks], [label for _, label in ticks], rotation=25 if long else 0,
                       ha="right" if long else "center")
+        ax.tick_params(labelbottom=True)
 
 
 def plot_figure(path: Path, figure: Figure) -> Path:
@@ -285,15 +294,15 @@ def plot_figure(path: Path, figure: Figure) -> Path:
     top = axes[0, 0]
     if figure.xlim:
         top.set_xlim(*figure.xlim)
-        for ax, panel in zip(axes[:, 0], panels):
-            if (ylim := panel_ylim(panel, figure)) is not None:
-                ax.set_ylim(*ylim)
+    for ax, panel in zip(axes[:, 0], panels):
+        if (ylim := panel_ylim(panel, figure)) is not None:
+            ax.set_ylim(*ylim)
     span = np.subtract(*top.get_xlim()[::-1])
     for x, label in event_labels(figure.events, span):
         top.annotate(label, (x, 1.0), xycoords=("data", "axes fraction"), rotation=90, fontsize=7, va="top",
                      ha="right", color="0.25")
     if figure.xticks:
-        _name_ticks(axes[-1:, 0] if figure.sharex else axes[:, 0], figure.xticks)
+        _name_ticks(axes[:, 0], figure.xticks)
     if figure.sharex:
         axes[-1, 0].set_xlabel(figure.xlabel)
     fig.suptitle(textwrap.fill(figure.title, TITLE_WIDTH), fontsize=10)

@@ -22,7 +22,9 @@ def _trace(series: dict, color: str, row: int, legend: str) -> dict:
     base = {"x": series["x"], "y": series["y"], "name": series["label"], "legendgroup": legend, **axes}
     style = series["style"]
     if style == "bar":
-        trace = {"type": "bar", **base, "marker": {"color": color}, "offsetgroup": series["label"]}
+        # grouped within its own panel: bars of panels with matched x axes would otherwise share the slots
+        trace = {"type": "bar", **base, "marker": {"color": color}, "offsetgroup": series["label"],
+                 "alignmentgroup": legend}
     elif style == "failed":
         return {"type": "scatter", "mode": "markers", **base,
                 "marker": {"color": LIMIT_COLOR, "symbol": "x", "size": 10, "line": {"width": 2}}}
@@ -45,11 +47,12 @@ def _axes(spec: dict, panel: dict, row: int, n: int, domain: list[float]) -> tup
     if panel.get("categories"):
         yaxis.update(tickmode="array", tickvals=[float(k) for k in panel["categories"]],
                      ticktext=list(panel["categories"].values()))
+    named = bool(spec.get("xticks"))  # named cases: every panel names them
     xaxis = {"anchor": f"y{suffix}", "matches": "x" if row > 1 and shared else None,
-             "showticklabels": row == n or not shared, "range": spec.get("xlim")}
+             "showticklabels": row == n or not shared or named, "range": spec.get("xlim")}
     if row == n or not shared:
         xaxis["title"] = {"text": (panel.get("xlabel") if not shared else None) or spec["xlabel"]}
-    if spec.get("xticks") and (row == n or not shared):
+    if named:
         xaxis.update(tickmode="array", tickvals=[t for t, _ in spec["xticks"]],
                      ticktext=[label for _, label in spec["xticks"]])
     return yaxis, {k: v for k, v in xaxis.items() if v is not None}
