@@ -19,12 +19,43 @@ CONTACT_PARAMETERS = (
 )
 
 
+INERTIA_NAMES = ("Ixx", "Iyy", "Izz", "Ixy", "Iyz", "Izx")
+TARGET_PARAMETERS = (
+    Parameter("target.mass_kg", 1e-3, 1e6, "kg", "target_mass", log=True),
+    *(Parameter(f"target.com_m[{i}]", -10.0, 10.0, "m", "target_com", index=i) for i in range(3)),
+    *(Parameter(f"target.inertia_kg_m2[{i}]", 0.0 if i < 3 else -1e6, 1e6, "kg m^2", "target_inertia", index=i,
+                help=f"{INERTIA_NAMES[i]} about the centre of mass, target frame") for i in range(6)),
+)
+"""The target's mass properties as continuous parameters: the target is the scenario's own body. A set that is
+not physical (inertia not positive definite or against the triangle inequality) fails its run with status
+``out_of_range`` (:func:`physical_target`)."""
+
+
 class CaptureParams(AbstractParams):
     approach_speed: Float[Array, ""]
     approach_angles: Float[Array, "2"]  # rad
     stiffness: Float[Array, ""]
     restitution: Float[Array, ""]
     exponent: Float[Array, ""]
+    target_mass: Float[Array, ""]  # kg
+    target_com: Float[Array, "3"]  # centre of mass in the target frame [m]
+    target_inertia: Float[Array, "6"]  # Ixx, Iyy, Izz, Ixy, Iyz, Izx about the centre of mass [kg m^2] (config order)
+
+
+def inertia_tensor(moments: Float[Array, "6"], product_sign: float) -> Float[Array, "3 3"]:
+    """The symmetric tensor of ``(Ixx, Iyy, Izz, Ixy, Iyz, Izx)``; ``product_sign`` -1 where the products are
+    given negated (``target.product_convention = "negated"``)."""
+    ixx, iyy, izz, ixy, iyz, izx = (moments[i] for i in range(6))
+    s = product_sign
+    return jnp.array([[ixx, s * ixy, s * izx], [s * ixy, iyy, s * iyz], [s * izx, s * iyz, izz]])
+
+
+def physical_target(mass, inertia: Float[Array, "3 3"]):
+    """Traced check of a rigid body's mass properties: mass > 0, principal moments > 0 and each at most the sum
+    of the other two (1e-9 relative slack for round-off)."""
+    moments = jnp.linalg.eigvalsh(inertia)  # ascending
+    slack = 1e-9 * jnp.maximum(moments[2], 1.0)
+    return (mass > 0) & (moments[0] > 0) & (moments[2] <= moments[0] + moments[1] + slack)
 
 
 def approach_direction(basis, angles):

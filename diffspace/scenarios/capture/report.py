@@ -181,6 +181,9 @@ def diagnose(case, result) -> str:
         return f"more contact events than simulation.max_segments = {case.settings[2]} (in phase '{phase}')"
     if status == Status.NO_EVENT:
         return f"the contact never separates: still in phase '{phase}' at simulation.t_final_s = {t_final:g} s"
+    if status == Status.OUT_OF_RANGE and float(result.min_margin) >= 0:
+        return ("target.mass_kg / target.inertia_kg_m2: not a physical rigid body (mass > 0, principal moments > 0, "
+                "each at most the sum of the other two)")
     if status == Status.OUT_OF_RANGE:
         return (f"the contact point leaves the target surface (off the shaft / patch by {-float(result.min_margin):.3g} "
                 "m); the infinite-surface contact model is not valid")

@@ -44,13 +44,15 @@ from ...contact import LAWS, ChiLaw, ContactLaw
 from ...io.config import Field, Schema
 from ...core.robot import Robot
 from ...core.spatial import quat_to_rotation
+from ...core.status import Status, first_failure, flag
 from ..base import AbstractScenario, Parameter
 from ..robot_config import ROBOT_FIELDS
 from . import placement as pl
 from . import report
 from .model import CaptureModel, reference_scales, simulate_capture
 from .outcome import OUTCOMES, CaptureOutcome, capture_outcome
-from .params import APPROACH_PARAMETERS, CONTACT_PARAMETERS, CaptureParams, approach_direction
+from .params import (APPROACH_PARAMETERS, CONTACT_PARAMETERS, TARGET_PARAMETERS, CaptureParams, approach_direction,
+                     inertia_tensor, physical_target)
 from .setup import capture_fields
 
 def _schema() -> Schema:
@@ -134,6 +136,7 @@ class Capture(AbstractScenario):
     merged: bool = eqx.field(static=True)
     settings: tuple[int, int, int] = eqx.field(static=True)  # n_save, max_steps, max_segments
     law_name: str = eqx.field(static=True)
+    product_sign: float = eqx.field(static=True, default=1.0)  # -1: target.product_convention = "negated"
 
     @classmethod
     def schema(cls) -> Schema:
@@ -153,23 +156,32 @@ class Capture(AbstractScenario):
         v_arm = model.base_motion.project(jnp.zeros(model.robot.nv).at[:3].set((1.0 - w) * v_rel))
         v_target = -w * v_rel
         v_target = v_target - model.planar * (v_target @ model.plane_normal) * model.plane_normal
-        y0 = (self.q0, v_arm, self.target_x0, self.target_quat0, v_target, jnp.zeros(3), jnp.zeros(2))
+        x0 = self.target_x0 + rot @ (params.target_com - model.target_com)  # the target frame stays where it was put
+        y0 = (self.q0, v_arm, x0, self.target_quat0, v_target, jnp.zeros(3), jnp.zeros(2))
         closing = -(rot @ self.basis[:, 0]) @ (v_arm[:3] - v_target)
         return y0, closing
 
     def law(self, params: CaptureParams) -> ChiLaw:
         return ContactLaw(params.stiffness, params.exponent, params.restitution, law=self.law_name).canonical()
 
+    def target_model(self, params: CaptureParams) -> CaptureModel:
+        """The model with the target's mass properties and the contact law of ``params``."""
+        inertia = inertia_tensor(params.target_inertia, self.product_sign)
+        return eqx.tree_at(lambda m: (m.target_mass, m.target_com, m.target_inertia, m.law), self.model,
+                           (params.target_mass, params.target_com, inertia, self.law(params)))
+
     def simulate(self, params: CaptureParams) -> CaptureOutcome:
         y0, closing = self.initial_state(params)
         closing = jax.lax.stop_gradient(jnp.maximum(closing, 1e-6))
-        model = eqx.tree_at(lambda m: m.law, self.model, self.law(params))
+        model = self.target_model(params)
         model = eqx.tree_at(lambda m: m.scales, model, reference_scales(model, y0, closing))
         n_save, max_steps, max_segments = self.settings
         dtmax = jax.lax.stop_gradient(0.25 * self.gap / closing)
         sol = simulate_capture(model, y0, self.t_final, n_save, self.tolerances[0], self.tolerances[1], max_steps,
                                max_segments, dtmax, adjoint=self.adjoint)
-        return capture_outcome(model, y0, sol, self.capture_speed)
+        outcome = capture_outcome(model, y0, sol, self.capture_speed)
+        unphysical = flag(~physical_target(model.target_mass, model.target_inertia), Status.OUT_OF_RANGE)
+        return eqx.tree_at(lambda o: o.status, outcome, first_failure(unphysical, outcome.status))
 
     def effective_masses(self, params: CaptureParams | None = None):
         """Arm and target effective masses along the contact normal at t = 0 (the line of the first touch)."""
@@ -178,7 +190,7 @@ class Capture(AbstractScenario):
 
     # ------------------------------------------------------------------ design
     def design_space(self) -> tuple[Parameter, ...]:
-        return APPROACH_PARAMETERS + CONTACT_PARAMETERS
+        return APPROACH_PARAMETERS + CONTACT_PARAMETERS + TARGET_PARAMETERS
 
     def metrics(self, params: CaptureParams) -> dict:
         out = self.simulate(params)

@@ -63,11 +63,13 @@ def capture_fields(cfg: dict) -> dict:
         planar=jnp.asarray(1.0 if planar else 0.0), scales=jnp.ones(2), tip=sim_robot.frame_index(arm["tip_frame"]),
     )
     params = CaptureParams(approach_speed=jnp.asarray(cap["approach_speed_m_s"], float), approach_angles=approach,
-                           stiffness=law.stiffness, restitution=law.restitution, exponent=law.exponent)
+                           stiffness=law.stiffness, restitution=law.restitution, exponent=law.exponent,
+                           target_mass=jnp.asarray(t["mass_kg"], float), target_com=jnp.asarray(t["com_m"], float),
+                           target_inertia=jnp.asarray(t["inertia_kg_m2"], float))
     return dict(params=params, model=model, robot=robot, angles=jnp.asarray(angles), q0=q0, target_x0=jnp.asarray(x0),
                target_quat0=rotation_to_quat(jnp.asarray(rot)), basis=jnp.asarray(basis),
                t_final=jnp.asarray(sim["t_final_s"], float), tolerances=jnp.asarray([sim["rtol"], sim["atol"]]),
                gap=jnp.asarray(cap["initial_gap_m"], float), capture_speed=jnp.asarray(cap["capture_speed_m_s"], float),
                moving_target=jnp.asarray(float(cap["moving"] == "target")),
                held=held, merged=merged, settings=(sim["n_save"], sim["max_steps"], sim["max_segments"]),
-               law_name=cfg["contact"]["law"])
+               law_name=cfg["contact"]["law"], product_sign=1.0 if t["product_convention"] == "tensor" else -1.0)
