@@ -13,6 +13,8 @@ import pytest
 import diffspace  # noqa: F401  (float64)
 from diffspace.core.box_lcp import box_lcp
 
+solve = jax.jit(box_lcp)  # one compile per problem size for the whole file (eager calls trace every time)
+
 
 def _enumerated(W, q, lower, upper):
     """The solution found by trying every active set (independent of the active-set iteration)."""
@@ -47,7 +49,7 @@ def test_box_lcp_equals_the_enumerated_solution(seed):
     for _ in range(40):
         n = int(rng.integers(1, 7))
         W, q, lower, upper = _problem(rng, n)
-        sol = box_lcp(W, q, lower, upper)
+        sol = solve(W, q, lower, upper)
         assert bool(sol.converged)
         x, w = np.asarray(sol.x), np.asarray(sol.w)
         reference = _enumerated(W, q, lower, upper)

@@ -128,6 +128,7 @@ SPACE_CASE = ("ejection.attitude=[9.1549, -7.0347, 9.7267, 76.679, -7.2813, 6.61
               "ejection.spring_stiffness_N_m=747.555")
 
 
+@pytest.mark.slow  # the air-table counterpart stays in the fast suite
 def test_space_attitude_that_never_separated():
     """All seven joints free, static 4 / Coulomb 2 N m: the base stayed on its rail (separation not reached
     within 10 s). MuJoCo separates the same in-rail system at 0.570 s (frictionloss 2 N m) and 0.581 s (4 N m);

@@ -178,6 +178,7 @@ def test_an_internal_error_is_one_line_not_a_traceback(monkeypatch, capsys):
         main(["run", str(CONFIGS / "impact_airtable.toml"), "--out", "/tmp/diffspace-internal-error"])
 
 
+@pytest.mark.slow  # a batched sweep compile; the prismatic arm's single runs stay in the fast suite
 def test_sweep_over_a_prismatic_joint_of_the_users_arm(tmp_path):
     """A batched sweep traces the scenario (its robot arrays become tracers): the design keys must still resolve
     (they did not: the joint bounds were read from the traced limits). The prismatic joint's axis is in metres and

@@ -61,6 +61,7 @@ def test_differentiating_the_scenario_through_design_metrics_raises():
         jax.grad(lambda a: design_metrics(toy.__class__(params=toy.params, horizon=a), {})["final_value"])(1.0)
 
 
+@pytest.mark.slow  # a reverse-mode compile of the impact; forward mode is checked against differences in the fast suite
 def test_impact_design_jacobian_forward_inside_equals_reverse_mode():
     """The two-body impact (a hybrid solve with contact events located by root finds, the event times
     differentiated by the implicit function theorem): the design Jacobian by forward mode inside the custom
