@@ -34,7 +34,7 @@ def _run(args: list[str], timeout: float) -> subprocess.CompletedProcess:
         return subprocess.run(command, capture_output=True, text=True, timeout=timeout)
 
 
-def screenshot(browser: str, page: Path, fragment: str, png: Path, window=WINDOW, timeout: float = 90.0) -> Path:
+def screenshot(browser: str, page: Path, fragment: str, png: Path, window=WINDOW, timeout: float = 180.0) -> Path:
     """``page#fragment`` rendered to ``png``."""
     url = Path(page).resolve().as_uri() + fragment
     result = _run([browser, window, f"--screenshot={Path(png).resolve()}", url], timeout)
@@ -43,13 +43,13 @@ def screenshot(browser: str, page: Path, fragment: str, png: Path, window=WINDOW
     return Path(png)
 
 
-def dom(browser: str, page: Path, fragment: str, timeout: float = 90.0) -> str:
+def dom(browser: str, page: Path, fragment: str, timeout: float = 180.0) -> str:
     """The page's DOM after its scripts ran (``--dump-dom``)."""
     url = Path(page).resolve().as_uri() + fragment
     return _run([browser, WINDOW, "--dump-dom", url], timeout).stdout
 
 
-def render(browser: str, page: Path, fragment: str, png: Path, window=WINDOW, timeout: float = 90.0) -> str:
+def render(browser: str, page: Path, fragment: str, png: Path, window=WINDOW, timeout: float = 180.0) -> str:
     """``page#fragment`` rendered to ``png`` and its DOM after the scripts ran, from one browser start."""
     url = Path(page).resolve().as_uri() + fragment
     result = _run([browser, window, f"--screenshot={Path(png).resolve()}", "--dump-dom", url], timeout)
