@@ -13,7 +13,7 @@ from diffspace.core import dynamics
 from diffspace.io.packaged import DATA_DIR
 from diffspace.core.robot import LinkTree, build_robot
 from diffspace.scenarios import load_scenario
-from diffspace.scenarios.deployment import Deployment
+from diffspace.scenarios.deployment import Deployment, reference_coordinates
 from diffspace.scenarios.deployment.report import SUMMARY_KEYS
 from diffspace.core.status import Status
 
@@ -99,6 +99,37 @@ def test_rigid_limit_drive_torque_is_the_multibody_core_torque(model):
     assert float(jnp.max(out.drift)) < 1e-8
 
 
+def test_closed_form_shell_forces_are_the_shell_elements():
+    """The mast's interface forces in closed form (``shell_forces``), the forces' derivative with respect to
+    the wall thickness and their element tangents equal those of the ANCF element's own autodiff
+    (``Shell.forces``, ``Shell.tangent``) to round-off, at a deformation of 1 % of the mast's size with
+    arbitrary rates."""
+    s = scenario(config=SCHEME3)
+    k1, k2 = jax.random.split(jax.random.PRNGKey(0))
+
+    def state(thickness):
+        mast = s.mast(s.with_design(s.params, {"interface.thickness_m": thickness}))
+        y0 = reference_coordinates(mast)
+        return mast, y0 + 0.01 * jax.random.normal(k1, y0.shape), jax.random.normal(k2, y0.shape)
+
+    def forces(thickness):
+        mast, y, v = state(thickness)
+        shells, transpose = jax.vjp(mast.shell_coordinates, y)
+        return mast.forces(0.0, y, v), -transpose(jax.vmap(mast.shell.forces)(shells, mast.shell_coordinates(v)))[0]
+
+    @jax.jit
+    def tangents(thickness):
+        mast, y, v = state(thickness)
+        k, c = mast.tangent(0.0, y, v, jnp.zeros_like(mast.constraints(0.0, y)))  # no multipliers: shells alone
+        k_el, c_el = jax.vmap(mast.shell.tangent)(mast.shell_coordinates(y), mast.shell_coordinates(v))
+        return (k, mast.assemble(k_el)), (c, mast.assemble(c_el))
+
+    thickness = s.params.mast.thickness
+    values, derivatives = jax.jit(lambda x: jax.jvp(forces, (x,), (jnp.ones_like(x),)))(thickness)
+    for got, want in (values, derivatives) + tangents(thickness):
+        assert float(jnp.max(jnp.abs(got - want))) < 1e-12 * float(jnp.max(jnp.abs(want)))
+
+
 def energy_terms(s: Deployment, out):
     summary = s.summary(out)
     scale = float(np.max(np.asarray(out.kinetic)))
@@ -165,7 +196,7 @@ ORDERINGS = ['interface.model="beam"', "simulation.step_s=0.005", "simulation.se
 def residual_rms(*overrides: str, config=SCHEME1) -> float:
     s = scenario(*overrides, config=config)
     out = SIMULATE(s, s.params)
-    assert int(out.status) in (Status.OK, Status.NOT_SETTLED), s.diagnose(out)
+    assert not Status(int(out.status)).failed, s.diagnose(out)  # a warning (not_settled, buckling_risk) is a valid run
     return s.summary(out)["residual_vibration_rms_deg_s2"]
 
 

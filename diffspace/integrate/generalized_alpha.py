@@ -26,17 +26,19 @@ frequency ``rho_inf`` (numerical damping of the unresolved high frequencies, her
 .. math:: S = \begin{bmatrix} M + c_c C + c_k K & G^T \\ G & 0 \end{bmatrix},\qquad
           K = -\partial Q/\partial q,\ C = -\partial Q/\partial\dot q.
 
-``S`` is factorised once (:class:`IterationMatrix`) and reused step after step (a chord / modified Newton
-iteration): either frozen at the state where it was factored or, for systems whose coordinates are all 3-vectors and that
+``S`` is inverted once (:class:`IterationMatrix`) and reused step after step (a chord / modified Newton
+iteration; each correction is one matrix-vector product, on a CPU several times faster than the triangular
+solves of LU factors, and the iteration's fixed point does not depend on how ``S^{-1}`` is applied): either
+frozen at the state where it was formed or, for systems whose coordinates are all 3-vectors and that
 turn rigidly about a known axis (a deploying mast), **co-rotated**: ``S(t) = Q(t) S_0 Q(t)^T`` with ``Q``
 the block rotation by ``R(t)``, exact for the rigidly rotated reference state, so only the small elastic
 deformation and stress separate it from the true Jacobian and each iteration contracts the error by about
 that ratio. **Refactoring**: when the deformation (or a jump of the drive's acceleration) leaves that
 tangent behind, so that a step's iteration ends with an estimated error above a tenth of its tolerance, the
-step is taken again from its start with ``S`` assembled and factored there (the element tangents of the
+step is taken again from its start with ``S`` assembled and inverted there (the element tangents of the
 deformed structure and the constraints' second derivatives weighted by the multipliers) and twice the
-iterations; later steps keep the new factors. A fixed number of iterations keeps the step a fixed computation: reverse-mode differentiation
-goes through the (``stop_gradient``-ed) factorisation and the unrolled iterations, whose derivative converges
+iterations; later steps keep the new inverse. A fixed number of iterations keeps the step a fixed computation: reverse-mode differentiation
+goes through the (``stop_gradient``-ed) inverse and the unrolled iterations, whose derivative converges
 to the implicit-function derivative as fast as the iterates converge.
 
 :func:`alpha_solve` runs ``n_frames x stride`` steps in nested ``lax.scan`` loops (``jax.checkpoint`` per
@@ -92,8 +94,8 @@ class IterationMatrix(eqx.Module):
     """The inverse of ``S`` assembled at the time ``t_ref`` (module docstring) and, optionally, the rotation
     ``R(t)`` of the rigid motion (co-rotation: ``S`` is turned by ``R(t) R(t_ref)^T``); ``n`` is the number of
     coordinates. The inverse is stored flat (row after row): a 1-D array has one memory layout, so the
-    compiled loop never transposes it between the inversion's (column-major) result and the products'
-    (row-major) operand, which it otherwise does on every step."""
+    compiled time loop, which carries it from step to step, does not transpose it on every step between the
+    inversion's (column-major) result and the product's (row-major) operand."""
 
     inverse: Float[Array, " ss"]
     t_ref: Float[Array, ""]
@@ -193,7 +195,7 @@ def alpha_step(system: AbstractConstrainedSystem, matrix: IterationMatrix, param
 
 
 REFACTOR_MARGIN = 0.1
-"""``alpha_solve`` takes a step again with a freshly factored iteration matrix when the chord iteration left an
+"""``alpha_solve`` takes a step again with a freshly inverted iteration matrix when the chord iteration left an
 error above this fraction of its tolerance (a safety margin: the error is an estimate)."""
 
 
@@ -201,7 +203,7 @@ class AlphaSolution(eqx.Module):
     """``frames``: the state after every frame (``n_frames``); ``observed``: ``observe(state, Q)`` after every
     step (leading axis ``n_frames * stride``); ``newton_error``: the estimated error of the accelerations left
     by the chord iteration per step (:func:`alpha_step`); ``refactored``: per frame, whether the iteration
-    matrix was factored again at its start."""
+    matrix was formed again at its start."""
 
     frames: AlphaState
     observed: object
@@ -217,7 +219,7 @@ def alpha_solve(system: AbstractConstrainedSystem, matrix: IterationMatrix, para
     """``n_frames * stride`` fixed steps of :func:`alpha_step` (module docstring). With ``refactor`` (the
     iteration matrix at a state: the tangents assembled there), a step whose chord iteration left an estimated
     error above ``REFACTOR_MARGIN`` times ``tolerance`` times its largest acceleration is taken again from its
-    start with the matrix factored there and twice the iterations; the following steps keep that matrix (a heavily deformed structure, or a jump of the drive's acceleration, leaves the reference
+    start with the matrix formed there and twice the iterations; the following steps keep that matrix (a heavily deformed structure, or a jump of the drive's acceleration, leaves the reference
     tangent behind). Pure."""
     observe = observe or (lambda s, forces: ())
 

@@ -138,9 +138,7 @@ def run_bench(quick: bool = False, out: Path | str = Path("runs/bench"), config:
 
     stages = (2 + (4 + int(cfg.gradient) if cfg.ejection else 0) + (len(CONFIGS) if cfg.scenarios else 0)
               + int(cfg.warm_start))
-    bar = Progress(stages, enabled=progress)
-    t0 = time.perf_counter()
-    try:
+    def measure(bar: Progress) -> None:
         res.update(bench_dynamics(cfg, bar))
         if cfg.ejection:
             res.update(bench_ejection(cfg, bar))
@@ -148,12 +146,8 @@ def run_bench(quick: bool = False, out: Path | str = Path("runs/bench"), config:
             res["scenario_compile"] = scenario_compile_times(gradients=cfg.gradient, progress=bar)
         if cfg.warm_start:
             res.update(bench_second_run(bar))
-    finally:
-        bar.close()
-    res["total_wall_s"] = time.perf_counter() - t0
-    text = json.dumps(_jsonable(res), indent=2)
-    (out / "bench.json").write_text(text)
-    (out / "summary.json").write_text(text)
+
+    _measure_and_write(res, out, stages, progress, measure)
     try:
         _plot(res, out / "bench.png")
         if "kernel_scaling" in res:
@@ -169,19 +163,25 @@ def run_bench(quick: bool = False, out: Path | str = Path("runs/bench"), config:
     return res
 
 
-def _run_scaling(res: dict, out: Path, progress: bool) -> dict:
-    from .scaling import plot_scaling, run_scaling, scaling_lines
-
-    bar = Progress(5, enabled=progress)
+def _measure_and_write(res: dict, out: Path, stages: int, progress: bool, measure) -> None:
+    """``measure(bar)`` (it fills ``res``) under a progress bar of ``stages`` stages; then ``total_wall_s`` and
+    ``bench.json`` / ``summary.json`` (the same content) in ``out``."""
+    bar = Progress(stages, enabled=progress)
     t0 = time.perf_counter()
     try:
-        res["device_scaling"] = run_scaling(res["quick"], bar)
+        measure(bar)
     finally:
         bar.close()
     res["total_wall_s"] = time.perf_counter() - t0
     text = json.dumps(_jsonable(res), indent=2)
-    (out / "bench.json").write_text(text)
-    (out / "summary.json").write_text(text)
+    for name in ("bench.json", "summary.json"):
+        (out / name).write_text(text)
+
+
+def _run_scaling(res: dict, out: Path, progress: bool) -> dict:
+    from .scaling import plot_scaling, run_scaling, scaling_lines
+
+    _measure_and_write(res, out, 5, progress, lambda bar: res.update(device_scaling=run_scaling(res["quick"], bar)))
     plot_scaling(res["device_scaling"], out / "scaling.png")
     print(f"\ndiffspace bench --gpu{' (quick)' if res['quick'] else ''}")
     for line in scaling_lines(res["device_scaling"]):

@@ -43,6 +43,7 @@ from ...bodies.beam import BeamInterface, TubeSection
 from ...bodies.natural import MassProperties
 from ...bodies.shell import Shell, ShellMaterial, cylinder_mesh, ring_nodes
 from ...integrate.constrained import AbstractConstrainedSystem
+from .shell_forces import ShellPoints
 
 # interface frame (columns: world images of the cylinder's local x, y, z): the tube axis (local z) is world x
 _INTERFACE_AXES = np.array([[0.0, 0.0, 1.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
@@ -53,6 +54,12 @@ def _rot_z(angle) -> Float[Array, "3 3"]:
     c, s = jnp.cos(angle), jnp.sin(angle)
     zero, one = jnp.zeros_like(c), jnp.ones_like(c)
     return jnp.stack([jnp.stack([c, -s, zero]), jnp.stack([s, c, zero]), jnp.stack([zero, zero, one])])
+
+
+def _rotate(axes, local):
+    """World components ``R X`` of body-frame vectors ``local[..., 3]`` for the axes ``R = [u v w]``
+    (``axes[..., 3, 3]``, broadcasting), as three scaled columns: no matrix kernel for 3-vectors."""
+    return local[..., 0:1] * axes[..., 0] + local[..., 1:2] * axes[..., 1] + local[..., 2:3] * axes[..., 2]
 
 
 class DriveRotation(eqx.Module):
@@ -88,6 +95,7 @@ class Mast(AbstractConstrainedSystem):
     local: Float[Array, "f l"] | None  # T_loc: one interface's full shell coordinates from its own part of y
     rings: Float[Array, "4 2 c 3"] | None  # body-frame ring data: points, tangents, normals, axial (ring, node)
     shell: Shell | None
+    points: ShellPoints | None  # the shells at their Gauss points (closed-form forces)
     beam: BeamInterface | None
     n_modules: int = eqx.field(static=True)
     n_circ: int = eqx.field(static=True, default=0)
@@ -138,7 +146,7 @@ class Mast(AbstractConstrainedSystem):
 
         def ring(body, points, tangents, gradients):
             rot = natural.axes(body)
-            return jnp.stack([body[:3] + points @ rot.T, tangents @ rot.T, gradients], axis=1)
+            return jnp.stack([body[:3] + _rotate(rot, points), _rotate(rot, tangents), gradients], axis=1)
 
         per_end = jax.vmap(ring, (0, 0, 0, 0))
         rings = jax.vmap(per_end, (0, None, None, 0))(self._pairs(y), self.rings[0], self.rings[1], r_y)
@@ -157,12 +165,13 @@ class Mast(AbstractConstrainedSystem):
 
     def forces(self, t, q, w):
         """``Q = -dU/dy - dD/dy'`` (elastic and Kelvin-Voigt forces of the interfaces). Shells: ``Q = -T^T
-        F_shell(T y, T y')`` with ``T`` applied as :meth:`shell_coordinates` (a few products per shell
-        coordinate) and ``T^T`` as its transpose (scatter-adds)."""
+        F_shell(T y, T y')``, the element forces in closed form (:class:`.shell_forces.ShellPoints`) at the
+        element coordinates gathered through :meth:`shell_coordinates` (a few products per shell coordinate);
+        ``T^T`` and the assembly are that map's transpose (scatter-adds)."""
         if self.shell is not None:
-            shells_q, transpose = jax.vjp(self.shell_coordinates, q)
-            f = jax.vmap(self.shell.forces)(shells_q, self.shell_coordinates(w))
-            return -transpose(f)[0]
+            elements = lambda y: self.points.gather(self.shell_coordinates(y))  # noqa: E731
+            e, transpose = jax.vjp(elements, q)
+            return -transpose(self.points.forces(e, elements(w)))[0]
         # beams: F = J^T K (x + beta x_dot), x the deformations (one linearisation gives x_dot and J^T)
         deformation, linear = jax.linearize(lambda y: jax.vmap(self.beam.deformation)(*self.face_frames(y)), q)
         stress = (deformation + self.beam.damping * linear(w)) @ self.beam.stiffness()
@@ -186,8 +195,8 @@ class Mast(AbstractConstrainedSystem):
         """``n . r_y`` at every ring node (zero when the wall is clamped)."""
         free = y[12 * self.n_modules:].reshape(self.n_interfaces, -1)
         r_y = free[:, :6 * self.n_circ].reshape(self.n_interfaces, 2, self.n_circ, 3)
-        normals = jnp.einsum("ieab,ecb->ieca", jax.vmap(jax.vmap(natural.axes))(self._pairs(y)), self.rings[2])
-        return jnp.sum(normals * r_y, axis=-1)
+        normals = _rotate(jax.vmap(jax.vmap(natural.axes))(self._pairs(y))[:, :, None], self.rings[2])
+        return normals[..., 0] * r_y[..., 0] + normals[..., 1] * r_y[..., 1] + normals[..., 2] * r_y[..., 2]
 
     def face_frames(self, y):
         """Axes (beam axis third) and origins of the two faces of every interface, each ``(i, ...)``."""
@@ -224,13 +233,16 @@ class Mast(AbstractConstrainedSystem):
 
     def tangent(self, t, y, y_dot, lam) -> tuple[Float[Array, "n n"], Float[Array, "n n"]]:
         """``(K, C)`` at a deformed state: ``K = -dQ/dy + d(G^T lambda)/dy``, ``C = -dQ/dy'``. Shells:
-        ``T^T K_i T`` over the interfaces with each shell's element tangents (:meth:`Shell.tangent`) at its own
-        deformation; beams: forward-mode Jacobians of the forces. The constraints' part
-        ``sum lambda_k d^2 g_k / dy^2`` (the modules' orthonormality rows and the slopes carry the inertia
-        loads of a fast drive) by forward over reverse mode."""
+        ``T^T K_i T`` over the interfaces with the element tangents of the closed-form forces at each
+        shell's own deformation (:meth:`.shell_forces.ShellPoints.tangent`, :meth:`assemble`); beams:
+        forward-mode Jacobians of the forces. The constraints' part ``sum lambda_k d^2 g_k / dy^2`` (the
+        modules' orthonormality rows and the slopes carry the inertia loads of a fast drive) by forward over
+        reverse mode."""
         if self.shell is not None:
-            k, c = jax.vmap(self.shell.tangent)(self.shell_coordinates(y), self.shell_coordinates(y_dot))
-            stiffness, damping = self.assemble(k), self.assemble(c)
+            elements = lambda yy: self.points.gather(self.shell_coordinates(yy))  # noqa: E731
+            per_shell = jax.vmap(self.shell.assemble)
+            stiffness, damping = (self.assemble(per_shell(b.reshape(self.n_interfaces, -1, 36, 36)))
+                                  for b in self.points.tangent(elements(y), elements(y_dot)))
         else:
             stiffness = -jax.jacfwd(lambda yy: self.forces(t, yy, y_dot))(y)
             damping = -jax.jacfwd(lambda ww: self.forces(t, y, ww))(y_dot)
@@ -297,14 +309,14 @@ def build_mast(params: MastParams, drive: Drive, n_modules: int, model: str, n_c
         modules = jax.tree.map(lambda *x: jnp.stack(x), *parts)
         mass = jax.scipy.linalg.block_diag(*[p.mass_matrix() for p in parts])
         beam = BeamInterface(section, params.length, params.damping)
-        return Mast(params, drive, modules, mass, None, None, None, beam, n_modules)
+        return Mast(params, drive, modules, mass, None, None, None, None, beam, n_modules)
     radius = 0.5 * (params.inner_diameter + params.thickness)
     mesh = cylinder_mesh(radius, params.length, n_circ, n_axial, n_gauss)
     shell = Shell(mesh, ShellMaterial(params.young, params.poisson, params.density, params.thickness,
                                       params.damping))
     modules = jax.tree.map(lambda *x: jnp.stack(x), *([cube] * n_modules))
     skeleton = Mast(params, drive, modules, jnp.zeros((0, 0)), None, _ring_data(params, mesh, n_circ, n_axial),
-                    shell, None, n_modules, n_circ, n_axial)
+                    shell, ShellPoints.of(shell, n_modules - 1), None, n_modules, n_circ, n_axial)
     first = jax.jacfwd(lambda y: skeleton.shell_coordinates(y)[0].reshape(-1))(jnp.zeros(skeleton.n_coordinates))
     skeleton = eqx.tree_at(lambda m: m.local, skeleton, first[:, skeleton.interface_indices()[0]],
                            is_leaf=lambda x: x is None)
