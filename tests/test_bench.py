@@ -70,6 +70,7 @@ def test_scenario_compile_probe_reports_compile_and_run_times():
     assert "impact" in lines[1] and ("ok" in lines[1] or "OVER" in lines[1])
 
 
+@pytest.mark.slow  # 160 s of compiles on 2 cores (CI time); the bench itself is tested fast above
 @pytest.mark.timeout(900)
 def test_gpu_bench_quick_mode_runs_on_the_cpu(tmp_path, capsys):
     """``diffspace bench --gpu --quick`` (the GPU bench's structure with small batches) on whatever device JAX

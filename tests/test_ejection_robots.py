@@ -63,6 +63,7 @@ def test_air_table_locks_the_joints_that_leave_the_plane():
     assert plane_locked_joints(robot, turned, [0.0, 0.0, 1.0]) == (0, 1, 2, 3, 5)
 
 
+@pytest.mark.slow  # 72 s; the prismatic arm stays in the fast suite (test_ejection_events)
 def test_arm6_with_a_prismatic_joint_in_plane_and_space(tmp_path):
     """The issue's 6-joint case: runs in both modes; the prismatic entry is metres (0.1 m, not 0.1 deg); the
     plane's free joints are 2, 3 (sliding in the plane), 4, 6; the outputs name metres as metres."""

@@ -213,6 +213,7 @@ chunk_size = 16
     assert summary["failed_runs"] == 0
 
 
+@pytest.mark.slow  # 105 s; outcome counts of sweeps and campaigns stay fast
 @pytest.mark.timeout(900)
 def test_optimize_constrains_an_outcome_probability(tmp_path):
     """Maximise the impulse over the friction level subject to P(separated) = 1: a stronger pressing force gives

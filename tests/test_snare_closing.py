@@ -19,6 +19,7 @@ from diffspace.app.cli import main
 from diffspace.scenarios import load_scenario
 from diffspace.scenarios import snare_closing as sc
 from diffspace.core.status import ConfigError
+from diffspace.integrate import fixed_step_solve
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "configs" / "snare_closing.toml"
@@ -116,7 +117,8 @@ def duration_case():
     ~1e-4 here; the tight tolerances keep solver noise in the differences below 1e-6)."""
     scenario = load_scenario(CONFIG, [*FAST, "drive.start_angle_deg=40", "drive.final_angle_deg=58",
                                       "drive.duration_s=0.2", "closing.end_time_s=0.2", "shaft.initial_position_m=[0.0, -0.03]",
-                                      "shaft.initial_velocity_m_s=[0.0, 0.0]", "simulation.rtol=1e-10",
+                                      "shaft.initial_velocity_m_s=[0.0, 0.0]", "simulation.scheme=tsit5",
+                                      "simulation.rtol=1e-10",
                                       "simulation.atol=1e-13", "simulation.n_save=80", "simulation.max_steps=100000"])
 
     def peak(duration):
@@ -136,6 +138,95 @@ def test_gradient_of_peak_contact_force_wrt_drive_duration(duration_case):
     grad = float(jax.jit(jax.grad(peak))(0.2))
     assert value > 10.0 and grad < 0.0  # a slower ring hits more softly
     assert grad == pytest.approx(fd, rel=1e-5)
+
+
+# ---------------------------------------------------------------------------------------------- fixed-step scheme
+STRIKE = [*FAST, "drive.start_angle_deg=40", "drive.final_angle_deg=58", "drive.duration_s=0.2",
+          "closing.end_time_s=0.2", "shaft.initial_position_m=[0.0, -0.03]", "shaft.initial_velocity_m_s=[0.0, 0.0]",
+          "simulation.n_save=81"]
+HEADLINE = ("peak_contact_force_N", "peak_ring_torque_N_m", "contact_impulse_N_s", "drive_work_J", "final_offset_m")
+
+
+def _metrics(*overrides):
+    scenario = load_scenario(CONFIG, [*STRIKE, *overrides])
+    values = eqx.filter_jit(lambda s: s.metrics(s.params))(scenario)
+    assert int(values["status"]) == 0
+    return {k: float(values[k]) for k in HEADLINE}
+
+
+def test_closed_form_forces_are_the_ropes_and_the_lumped_damping_bounds_the_contacts():
+    """The closing's closed-form rope forces equal :meth:`Rope.elastic_energy`'s gradient and
+    :meth:`Rope.damping_forces` on a perturbed, moving state (1e-12 relative); the lumped contact damping of
+    every node is the Jacobian of the contact forces in that node's velocity, summed over the nodes the same
+    contact points touch (its row sum), for a shaft pressed into rope 0."""
+    model = _model("rope.compression_ratio=0.5")
+    y0, _ = eqx.filter_jit(sc.initial_state)(model, FAR, jnp.zeros(2))
+    rng = np.random.default_rng(0)
+    x, v = sc.rope_nodes(model, 0.05, y0.x_free + 1e-3 * rng.normal(size=y0.x_free.shape), rng.normal(size=y0.x_free.shape))
+    f_el, f_damp = eqx.filter_jit(sc.internal_forces)(model, x, v)
+    ref_el = -jax.vmap(jax.grad(model.rope.elastic_energy))(x)
+    ref_damp = jax.vmap(model.rope.damping_forces)(x, v)
+    np.testing.assert_allclose(f_el, ref_el, rtol=0.0, atol=1e-12 * np.abs(ref_el).max())
+    np.testing.assert_allclose(f_damp, ref_damp, rtol=0.0, atol=1e-12 * np.abs(ref_damp).max())
+    p = jnp.array([0.0, x[0, 4, 1] - 0.0115 + 1e-4, 0.0])  # 0.1 mm into rope 0 at its node 4
+    terms = sc.contact_forces(model, x, v, p, jnp.zeros(3))
+    jac = jax.jacfwd(lambda vv: sc.contact_forces(model, x, vv, p, jnp.zeros(3)).forces)(v)  # (R, N1, 3, R, N1, 3)
+    row_sum = -jnp.einsum("rnarmb->rnab", jac)
+    assert float(jnp.abs(terms.damping).max()) > 1.0
+    np.testing.assert_allclose(terms.damping, row_sum, rtol=0.0, atol=1e-9 * float(jnp.abs(row_sum).max()))
+
+
+@pytest.mark.slow  # 41 s; the shipped-config comparison and the fast reference test stay
+@pytest.mark.timeout(600)
+def test_semi_implicit_scheme_converges_to_the_adaptive_solve():
+    """The ring strikes a shaft at rest (57.7 N): the fixed-step semi-implicit scheme's headline outputs at
+    h = 2e-5 and 1e-5 s against the adaptive Tsit5 solve at rtol 1e-10 (itself checked against the independent
+    reference in test_snare_closing_reference.py). First order: halving the step halves the error (measured
+    ratio 1.9-2.1); at 1e-5 s every output within 2e-4 relative."""
+    exact = _metrics("simulation.scheme=tsit5", "simulation.rtol=1e-10", "simulation.atol=1e-13")
+    coarse, fine = (_metrics(f"simulation.step_s={h}") for h in (2e-5, 1e-5))
+    for key in HEADLINE:
+        err_coarse, err_fine = abs(coarse[key] - exact[key]), abs(fine[key] - exact[key])
+        assert err_fine < 2e-4 * abs(exact[key]), key
+        assert err_fine < 0.7 * err_coarse or err_fine < 1e-6 * abs(exact[key]), key
+
+
+def test_semi_implicit_step_conserves_momentum_and_balances_energy():
+    """One fixed-step solve of the strike: the shaft's momentum change equals the contact impulse the nodes
+    received (to round-off: the scheme applies the same forces to both), and the energy balance closes to the
+    scheme's first-order error."""
+    model = _model("drive.start_angle_deg=40", "drive.final_angle_deg=58", "drive.duration_s=0.2",
+                   "shaft.initial_position_m=[0.0, -0.03]")
+    y0, _ = eqx.filter_jit(sc.initial_state)(model, jnp.array([0.0, -0.03]), jnp.zeros(2))
+    solve = eqx.filter_jit(lambda m, y: fixed_step_solve(lambda t, yi, h: sc.semi_implicit_step(m, t, yi, h),
+                                                              y, 0.2, 81, 250))
+    sol = solve(model, y0)
+    assert bool(sol.finite) and int(sol.num_steps) == 20_000
+    impulse = np.asarray(sol.ys.impulse)[-1]
+    assert np.linalg.norm(impulse) > 1.0
+    momentum = float(model.shaft_mass) * (np.asarray(sol.ys.w)[-1] - np.asarray(sol.ys.w)[0])
+    np.testing.assert_allclose(momentum, impulse, rtol=1e-10, atol=1e-12)
+    samples = SAMPLES(model, sol.ts, sol.ys)
+    energy = np.asarray(samples.energy)
+    balance = (energy - energy[0] - np.asarray(sol.ys.work_drive) + np.asarray(sol.ys.work_contact)
+               + np.asarray(sol.ys.rope_dissipated))
+    assert np.abs(balance).max() < 2e-3 * np.abs(np.asarray(sol.ys.work_drive)).max()
+
+
+@pytest.mark.timeout(600)
+def test_semi_implicit_gradient_matches_finite_differences():
+    """d(peak contact force) / d(drive duration) through the fixed-step scheme (reverse mode) against a central
+    difference of the same discrete map (fixed steps: the map is smooth in the duration)."""
+    scenario = load_scenario(CONFIG, STRIKE)
+
+    def peak(duration):
+        return scenario.metrics(scenario.with_design(scenario.params, {"drive.duration_s": duration}))["peak_contact_force_N"]
+
+    value, grad = jax.jit(jax.value_and_grad(peak))(0.2)
+    h = 1e-4
+    fd = float((jax.jit(peak)(0.2 + h) - jax.jit(peak)(0.2 - h)) / (2 * h))
+    assert float(value) > 10.0 and float(grad) < 0.0
+    assert float(grad) == pytest.approx(fd, rel=2e-3)
 
 
 def test_design_variables_write_the_params():
@@ -186,4 +277,4 @@ def test_cli_run_writes_summary_and_plots(tmp_path):
     drive = RestToRest(np.deg2rad(50.0), np.deg2rad(58.0), 0.1)
     assert np.rad2deg(float(drive.angle(s["closing_time_s"]))) == pytest.approx(s["closing_angle_deg"], abs=1e-9)
     assert s["final_offset_m"] < 0.005 and s["momentum_relative_error"] < 1e-9
-    assert s["energy_balance_relative_error"] < 1e-4 and s["status"] == "ok"
+    assert s["energy_balance_relative_error"] < 1e-3 and s["status"] == "ok"  # first-order fixed step: 1.4e-4

@@ -158,6 +158,7 @@ def test_locked_ejection_of_a_random_robot(mechanism, mode):
 
 
 @FAST
+@pytest.mark.slow  # 72 s; the locked ejection of random robots stays fast
 @given(mechanisms, st.sampled_from(["space", "plane"]))
 @example(RICH, "space")
 @example(PLANAR, "plane")

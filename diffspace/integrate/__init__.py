@@ -1,5 +1,5 @@
 """Diffrax drivers: free floating-base motion, hybrid (event-driven) systems with their event root finder and
-neutral events, and
+neutral events, fixed-step solves (:mod:`~diffspace.integrate.fixed_step`), and
 constrained (index-1 + Baumgarte + projection) dynamics in any coordinates; the differentiation mode of every
 solve (:mod:`~diffspace.integrate.adjoint`)."""
 
@@ -18,6 +18,7 @@ from .constrained import (
 )
 from .constrained_solve import ConstrainedSolution, ProjectedSolver, output_multipliers, solve_constrained
 from .event_root import EventRootFinder
+from .fixed_step import FixedStepSolution, fixed_step_solve
 from .free import Trajectory, check_result, simulate
 from .hybrid import EXTREMUM_MARGIN, AbstractHybridSystem, HybridSolution, hybrid_solve
 from .neutral import neutral_event
@@ -29,12 +30,14 @@ __all__ = [
     "AbstractConstrainedSystem",
     "ConstrainedSolution",
     "ConstraintRows",
+    "FixedStepSolution",
     "HybridSolution",
     "ProjectedSolver",
     "EventRootFinder",
     "Stabilization",
     "Trajectory",
     "check_result",
+    "fixed_step_solve",
     "constrained_accelerations",
     "constraint_rows",
     "constraint_velocity",

@@ -14,6 +14,7 @@ from ..snare.config import ring_problems
 from ..snare.config import schema as snare_schema
 
 DRIVES = ("rest_to_rest", "tabulated")
+SCHEMES = ("semi_implicit", "tsit5")
 
 
 def schema() -> Schema:
@@ -51,6 +52,10 @@ def schema() -> Schema:
                     "reference_speed_m_s": Field("float", 0.1, **pos, help="v_0 of lambda = chi k / v_0"),
                     "points_per_section": Field("int", 4, min=1, max=32, help="1 = contact at the nodes only")},
         "simulation": {
+            "scheme": Field("str", "semi_implicit", choices=SCHEMES, help="semi_implicit: fixed step, contact "
+                            "dashpots implicit; tsit5: adaptive explicit (rtol, atol, max_steps)"),
+            "step_s": Field("float", 1e-5, gt=0.0, max=1e-3, help="semi_implicit: largest step (equal steps "
+                            "between saved times; stable below about 2 / (2 sqrt(k_tes / m_node)))"),
             "rtol": Field("float", 1e-6, gt=0.0, max=1e-2),
             "atol": Field("float", 1e-9, gt=0.0, max=1e-2),
             "n_save": Field("int", 2000, min=10, max=100_000),
@@ -101,6 +106,11 @@ def check_config(cfg: dict) -> None:
         problems.append("shaft.initial_position_m: the shaft must start inside the ring")
     if problems:
         raise ConfigError("\n".join(problems))
+
+
+def steps_per_save(end_time: float, n_save: int, step: float) -> int:
+    """The semi-implicit scheme's equal steps between two saved times: the fewest that keep the step at most ``step`` [s]."""
+    return max(1, int(np.ceil(end_time / (n_save - 1) / step * (1.0 - 1e-12))))
 
 
 def build_drive(d: dict) -> Drive:

@@ -55,6 +55,7 @@ from jaxtyping import Array, Float
 from ...actuation.drive import Drive
 from ...bodies import Rope, Shaft, SnareRings, arc_guess, equilibrium
 from ...bodies.rope import assemble
+from ...bodies.rope_elements import axial_gain, bend_vector
 from ...contact import AbstractContactLaw, safe_power
 from ...integrate import solve_adjoint
 from ...core.spatial import safe_norm
@@ -125,8 +126,19 @@ def contact_points(n_sections: int, per_section: int) -> Float[Array, "P N1"]:
     return jnp.asarray(weights)
 
 
-def contact_forces(model: ClosingModel, x, v, p, w) -> tuple[Float[Array, "R N1 3"], Float[Array, "R P"]]:
-    """Shaft contact forces on the nodes of every rope and the force magnitudes at the contact points.
+class ContactTerms(eqx.Module):
+    """The shaft contacts at one state: ``forces`` on every node, force ``magnitudes`` at the contact points, and
+    each node's lumped dashpot rate ``damping = sum_p W_pi (dF/d delta_dot)_p n_p n_p^T`` [N s/m] (the
+    semi-implicit scheme's implicit part; unused outputs cost nothing under ``jit``)."""
+
+    forces: Float[Array, "R N1 3"]
+    magnitudes: Float[Array, "R P"]
+    damping: Float[Array, "R N1 3 3"]
+
+
+def contact_forces(model: ClosingModel, x, v, p, w) -> ContactTerms:
+    """Shaft contact forces on the nodes of every rope, the force magnitudes at the contact points and the
+    lumped contact damping (:class:`ContactTerms`).
 
     :meth:`Shaft.forces` acts at the contact points ``x_p = W x`` (velocities ``W v``), all ropes in one call;
     the nodes receive ``W^T f_p`` (the virtual-work transpose), so impulse and power are unchanged. With one
@@ -134,10 +146,15 @@ def contact_forces(model: ClosingModel, x, v, p, w) -> tuple[Float[Array, "R N1 
     node"); more points keep a shaft from sinking between nodes (up to ``r - sqrt(r^2 - l_0^2 / 4)`` deep,
     2.8 mm for 15 mm sections and ``r = 11.5 mm``), which traps a sliding shaft in spurious pockets."""
     weights = contact_points(model.rope.n_sections, model.points_per_section)
-    xp, vp = weights @ x, weights @ v
-    f, mag = model.shaft.forces(model.law, model.rope, xp.reshape(-1, 3), vp.reshape(-1, 3), p, w,
-                                model.reference_speed)
-    return weights.T @ f.reshape(xp.shape), mag.reshape(xp.shape[:-1])
+    xp, vp = (weights @ x).reshape(-1, 3), (weights @ v).reshape(-1, 3)
+    delta, normal = model.shaft.indentation(model.rope, xp, p)
+    delta_dot = -jnp.sum(normal * (vp - w), axis=-1)
+    mag = model.law.force(delta, delta_dot, model.reference_speed)
+    rate = jax.vmap(jax.grad(model.law.force, argnums=1), (0, 0, None))(delta, delta_dot, model.reference_speed)
+    shape = (x.shape[0], weights.shape[0])
+    blocks = (rate[:, None, None] * normal[:, :, None] * normal[:, None, :]).reshape(*shape, 3, 3)
+    return ContactTerms(weights.T @ (mag[:, None] * normal).reshape(*shape, 3), mag.reshape(shape),
+                        jnp.einsum("pi,rpab->riab", weights, blocks))
 
 
 def ring_torque(last: Float[Array, "R 3"], end_forces: Float[Array, "R 3"]) -> Float[Array, ""]:
@@ -147,15 +164,36 @@ def ring_torque(last: Float[Array, "R 3"], end_forces: Float[Array, "R 3"]) -> F
 
 
 def internal_forces(model: ClosingModel, x, v) -> tuple[Float[Array, "R N1 3"], Float[Array, "R N1 3"]]:
-    """Elastic (``-dV/dx``) and damping forces on every node of every rope (:meth:`Rope.internal_forces`, split
-    to expose the damping power)."""
-    return -jax.vmap(jax.grad(model.rope.elastic_energy))(x), jax.vmap(model.rope.damping_forces)(x, v)
+    """Elastic and damping forces on every node of every rope: axial springs and dashpots in closed form (Eq. (26),
+    ``T = g (k_tes dl + c_tes dl')`` along each section), bending springs and dashpots (Eqs. (37)-(39), pinned
+    ends) as ``-B^T (k_tor (phi - phi_0))`` and ``-B^T (c_tor phi')`` with ``B = d phi / dx`` applied by one
+    linearisation of the bend vectors. Equal to :meth:`Rope.internal_forces` (split to expose the damping power;
+    tested to round-off)."""
+    rope = model.rope
+    d = x[:, 1:] - x[:, :-1]
+    length = safe_norm(d)
+    u = d / length[..., None]
+    stretch = length - rope.rest_lengths
+    gain = axial_gain(stretch, rope.compression_ratio)
+    rate = jnp.sum(u * (v[:, 1:] - v[:, :-1]), axis=-1)
+
+    def on_nodes(tension):  # a tension pulls a section's two nodes together
+        f = tension[..., None] * u
+        return jnp.pad(f, ((0, 0), (0, 1), (0, 0))) - jnp.pad(f, ((0, 0), (1, 0), (0, 0)))
+
+    bends = lambda y: bend_vector(y[:, :-2], y[:, 1:-1], y[:, 2:])  # noqa: E731
+    phi, phi_dot = jax.jvp(bends, (x,), (v,))
+    _, pullback = jax.vjp(bends, x)
+    moments = jnp.stack([rope.bending_stiffness * (phi - rope.rest_bend), rope.bending_damping * phi_dot])
+    (bending,) = jax.vmap(pullback)(moments)
+    return (on_nodes(gain * rope.axial_stiffness * stretch) - bending[0],
+            on_nodes(gain * rope.axial_damping * rate) - bending[1])
 
 
 def closing_field(t, y: ClosingState, model: ClosingModel) -> ClosingState:
     """Vector field of the module docstring's equations."""
     x, v = rope_nodes(model, t, y.x_free, y.v_free)
-    f_c, _ = contact_forces(model, x, v, y.p, y.w)
+    f_c = contact_forces(model, x, v, y.p, y.w).forces
     f_el, f_damp = internal_forces(model, x, v)
     f = f_el + f_damp + f_c
     f_shaft = -jnp.sum(f_c, axis=(0, 1))
@@ -224,7 +262,8 @@ def sample(model: ClosingModel, t, y: ClosingState) -> ClosingSample:
     """Ring angle/rate, per-rope contact force vectors and magnitudes, ring torque, shaft force and the
     energies (module docstring) at one state."""
     x, v = rope_nodes(model, t, y.x_free, y.v_free)
-    f_c, mags = contact_forces(model, x, v, y.p, y.w)
+    contact = contact_forces(model, x, v, y.p, y.w)
+    f_c, mags = contact.forces, contact.magnitudes
     f = sum(internal_forces(model, x, v)) + f_c
     psi, rate = model.drive.state(t)
     per_rope = jnp.sum(f_c, axis=1)

@@ -19,7 +19,9 @@ from jaxtyping import Array, Float, Int
 
 from ...core.status import Status, failed, first_failure, flag
 from .analysis import CaptureZone, Headline, capture_zone, enclosed, headline
+from ...integrate.fixed_step import fixed_step_solve
 from .model import ClosingModel, ClosingSample, ClosingState, closing_solve, initial_state, rope_nodes, sample
+from .semi_implicit import semi_implicit_step
 
 OUTCOMES = ("enclosed", "escaped")
 
@@ -39,20 +41,32 @@ class ClosingOutcome(eqx.Module):
     status: Int[Array, ""]
 
 
+def _dynamics(scenario, model: ClosingModel, y0: ClosingState):
+    """The closing dynamics by the configured scheme: ``(ts, ys, steps, ok)``."""
+    n_save = scenario.budget[0]
+    if scenario.scheme == "semi_implicit":
+        step = lambda t, y, h: semi_implicit_step(model, t, y, h)  # noqa: E731
+        sol = fixed_step_solve(step, y0, scenario.end_time, n_save, scenario.steps_per_save)
+        return sol.ts, sol.ys, sol.num_steps, sol.finite
+    (rtol, atol), max_steps = scenario.tolerances, scenario.budget[1]
+    sol = closing_solve(model, y0, scenario.end_time, rtol=rtol, atol=atol, n_save=n_save, max_steps=max_steps,
+                        adjoint=scenario.adjoint)
+    return sol.ts, sol.ys, sol.stats["num_steps"], sol.result == diffrax.RESULTS.successful
+
+
 def _solve(scenario, params, with_zone: bool) -> ClosingOutcome:
     model = scenario.model_of(params)
     y0, ok = initial_state(model, params.shaft_position, params.shaft_velocity)
-    sol = closing_solve(model, y0, scenario.end_time, **scenario.solver_settings, adjoint=scenario.adjoint)
-    samples = jax.vmap(lambda t, y: sample(model, t, y))(sol.ts, sol.ys)
+    ts, ys, steps, solved = _dynamics(scenario, model, y0)
+    samples = jax.vmap(lambda t, y: sample(model, t, y))(ts, ys)
     zone = capture_zone(model, y0.x_free[0]) if with_zone else None
     converged = ok & (zone.converged if with_zone else True)
     status = first_failure(flag(~converged, Status.NOT_CONVERGED),
-                           flag(sol.result != diffrax.RESULTS.successful, Status.SOLVER_FAILURE))
-    end = jax.tree_util.tree_map(lambda a: a[-1], sol.ys)
-    nodes, _ = rope_nodes(model, sol.ts[-1], end.x_free, end.v_free)
+                           flag(~solved, Status.SOLVER_FAILURE))
+    end = jax.tree_util.tree_map(lambda a: a[-1], ys)
+    nodes, _ = rope_nodes(model, ts[-1], end.x_free, end.v_free)
     outcome = jnp.where(enclosed(nodes[..., :2], end.p[:2]), 0, 1)
-    return ClosingOutcome(model, sol.ts, sol.ys, samples, zone, headline(samples, sol.ys), sol.stats["num_steps"],
-                          outcome, status)
+    return ClosingOutcome(model, ts, ys, samples, zone, headline(samples, ys), steps, outcome, status)
 
 
 def simulate_closing(scenario, params) -> ClosingOutcome:

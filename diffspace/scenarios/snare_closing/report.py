@@ -171,6 +171,9 @@ def diagnose(scenario, out) -> str:
         return ("phase 'statics': the initial rope shapes or the capture-zone static solves (Newton on Eqs. "
                 "(35)-(36)) did not converge")
     if status == Status.SOLVER_FAILURE:
+        if scenario.scheme == "semi_implicit":
+            return (f"phase 'closing dynamics': the fixed-step solve ({scenario.solver_settings['step_s']:.3g} s) "
+                    "diverged (lower simulation.step_s: the axial modes need < 2 / (2 sqrt(k_tes / m_node)))")
         return (f"phase 'closing dynamics': the ODE solver stopped after {int(out.solver_steps)} steps "
                 "(raise simulation.max_steps)")
     return Status(status).description

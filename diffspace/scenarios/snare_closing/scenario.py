@@ -27,7 +27,7 @@ from ..base import AbstractParams, AbstractScenario, Parameter
 from ..snare.config import rope_spec
 from . import report
 from .analysis import axis_distance
-from .config import build_drive, check_config, max_ring_angle, schema
+from .config import build_drive, check_config, max_ring_angle, schema, steps_per_save
 from .model import ClosingModel, initial_state, rope_nodes
 from .outcome import OUTCOMES, ClosingOutcome, closing_metrics, simulate_closing
 
@@ -74,8 +74,10 @@ class SnareClosing(AbstractScenario):
     contact_exponent: Float[Array, ""]
     end_time: Float[Array, ""]
     psi_max_deg: float = eqx.field(static=True)
-    tolerances: tuple[float, float] = eqx.field(static=True)  # rtol, atol
-    budget: tuple[int, int] = eqx.field(static=True)  # n_save, max_steps
+    scheme: str = eqx.field(static=True)  # "semi_implicit" (fixed step) or "tsit5" (adaptive)
+    steps_per_save: int = eqx.field(static=True)  # semi_implicit: equal steps between two saved times
+    tolerances: tuple[float, float] = eqx.field(static=True)  # tsit5: rtol, atol
+    budget: tuple[int, int] = eqx.field(static=True)  # n_save, tsit5's max_steps
     law: str = eqx.field(static=True)
     n_ropes: int = eqx.field(static=True)
     points_per_section: int = eqx.field(static=True)
@@ -97,7 +99,9 @@ class SnareClosing(AbstractScenario):
         scenario = cls(params=params, rope=rope_spec(r, "pinned"),
                        rings=SnareRings(c["ring_radius_m"], c["open_end_distance_m"], 1.0), shaft=Shaft(s["radius_m"]),
                        contact_exponent=a(k["exponent"]), end_time=a(c["end_time_s"]),
-                       psi_max_deg=float(np.rad2deg(max_ring_angle(cfg))), tolerances=(sim["rtol"], sim["atol"]),
+                       psi_max_deg=float(np.rad2deg(max_ring_angle(cfg))), scheme=sim["scheme"],
+                       steps_per_save=steps_per_save(c["end_time_s"], sim["n_save"], sim["step_s"]),
+                       tolerances=(sim["rtol"], sim["atol"]),
                        budget=(sim["n_save"], sim["max_steps"]), law=k["law"], n_ropes=c["n_ropes"],
                        points_per_section=k["points_per_section"])
         scenario.check_clearance()
@@ -106,7 +110,10 @@ class SnareClosing(AbstractScenario):
     # ------------------------------------------------------------------ model
     @property
     def solver_settings(self) -> dict:
-        return {"rtol": self.tolerances[0], "atol": self.tolerances[1], "n_save": self.budget[0],
+        if self.scheme == "semi_implicit":
+            return {"scheme": "semi_implicit", "step_s": float(self.end_time) / ((self.budget[0] - 1) * self.steps_per_save),
+                    "n_save": self.budget[0]}
+        return {"scheme": "tsit5", "rtol": self.tolerances[0], "atol": self.tolerances[1], "n_save": self.budget[0],
                 "max_steps": self.budget[1]}
 
     def model_of(self, params: ClosingParams) -> ClosingModel:

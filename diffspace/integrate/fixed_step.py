@@ -1,0 +1,49 @@
+"""Fixed-step integration on a grid of saved times: a one-step map ``y_{n+1} = step(t_n, y_n, h)`` applied a fixed
+number of times between two saved times (a nested ``lax.scan``).
+
+For models whose step is set by stability and whose stiff terms a scheme of their own handles (for instance the
+semi-implicit scheme of :mod:`diffspace.scenarios.snare_closing.semi_implicit`): no step-size control, no
+rejected steps, the saved states are exact step ends (no interpolation). Differentiable in forward and reverse
+mode; reverse mode recomputes each saved interval (``jax.checkpoint``), so it stores one state per saved time and
+one interval's steps at a time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+from jaxtyping import Array, Bool, Float, Int, PyTree
+
+
+class FixedStepSolution(eqx.Module):
+    """States ``ys`` (leading axis: saved times ``ts``), the number of steps taken and whether every saved state
+    is finite (a non-finite state means the step was too large for the motion: the run failed)."""
+
+    ts: Float[Array, " T"]
+    ys: PyTree
+    num_steps: Int[Array, ""]
+    finite: Bool[Array, ""]
+
+
+def fixed_step_solve(step: Callable[[Array, PyTree, Array], PyTree], y0: PyTree, t_end, n_save: int,
+                     steps_per_save: int) -> FixedStepSolution:
+    """Apply ``step(t, y, h)`` over ``[0, t_end]``: ``n_save`` equally spaced saved times (both ends included) and
+    ``steps_per_save`` equal steps between two of them (``h = t_end / ((n_save - 1) steps_per_save)``)."""
+    ts = jnp.linspace(0.0, t_end, n_save)
+    h = (ts[1] - ts[0]) / steps_per_save
+
+    @jax.checkpoint
+    def interval(y, t0):
+        def one(yi, i):
+            return step(t0 + i * h, yi, h), None
+
+        y_next, _ = jax.lax.scan(one, y, jnp.arange(steps_per_save))
+        return y_next, y_next
+
+    _, ys = jax.lax.scan(interval, y0, ts[:-1])
+    ys = jax.tree.map(lambda a, b: jnp.concatenate([a[None], b]), y0, ys)
+    finite = jnp.all(jnp.stack([jnp.all(jnp.isfinite(leaf)) for leaf in jax.tree.leaves(ys)]))
+    return FixedStepSolution(ts, ys, jnp.asarray((n_save - 1) * steps_per_save), finite)
