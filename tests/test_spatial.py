@@ -106,3 +106,12 @@ def test_safe_norm_keeps_nan_and_has_a_finite_gradient_at_zero():
     assert np.isnan(float(safe_norm(jnp.full(3, jnp.nan))))
     assert float(safe_norm(jnp.array([3.0, 4.0, 0.0]))) == 5.0
     np.testing.assert_array_equal(jax.grad(safe_norm)(jnp.zeros(3)), np.zeros(3))
+
+
+def test_solve3_matches_lapack_single_and_batched():
+    """Cramer's rule against numpy's LU solve, for one system and a (4, 5) batch of random systems."""
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(size=(4, 5, 3, 3)), rng.normal(size=(4, 5, 3))
+    expected = np.linalg.solve(a, b[..., None])[..., 0]
+    np.testing.assert_allclose(spatial.solve3(jnp.asarray(a), jnp.asarray(b)), expected, rtol=0, atol=1e-11)
+    np.testing.assert_allclose(spatial.solve3(jnp.asarray(a[1, 2]), jnp.asarray(b[1, 2])), expected[1, 2], rtol=0, atol=1e-12)

@@ -300,7 +300,14 @@ class Shaft(eqx.Module):
 
     def forces(self, law: ContactLaw, rope: Rope, x, v, point, velocity, impact_speed):
         """Contact forces on the nodes ``(N+1, 3)`` (the shaft feels minus their sum) and their magnitudes."""
+        f, mag, _ = self.forces_and_damping(law, rope, x, v, point, velocity, impact_speed)
+        return f, mag
+
+    def forces_and_damping(self, law: ContactLaw, rope: Rope, x, v, point, velocity, impact_speed):
+        """:meth:`forces` and each node's dashpot rate ``(dF/d delta_dot) n n^T`` [N s/m] ``(N+1, 3, 3)``: the
+        Jacobian of its contact force in its own velocity (``jit`` drops it where unused)."""
         delta, normal = self.indentation(rope, x, point)
         delta_dot = -jnp.sum(normal * (v - velocity), axis=-1)
         mag = law.force(delta, delta_dot, impact_speed)
-        return mag[:, None] * normal, mag
+        rate = jax.vmap(jax.grad(law.force, argnums=1), (0, 0, None))(delta, delta_dot, impact_speed)
+        return mag[:, None] * normal, mag, rate[:, None, None] * normal[:, :, None] * normal[:, None, :]

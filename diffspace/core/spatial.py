@@ -44,14 +44,15 @@ def skew(v: Float[Array, "3"]) -> Float[Array, "3 3"]:
     return entries.reshape(v.shape[:-1] + (3, 3))
 
 
-def solve3(a: Float[Array, "3 3"], b: Float[Array, "3"]) -> Float[Array, "3"]:
-    r"""``a^{-1} b`` for an invertible 3x3 matrix by Cramer's rule: with rows :math:`r_i`,
+def solve3(a: Float[Array, "*B 3 3"], b: Float[Array, "*B 3"]) -> Float[Array, "*B 3"]:
+    r"""``a^{-1} b`` for invertible 3x3 matrices (any leading batch axes) by Cramer's rule: with rows :math:`r_i`,
     :math:`a^{-1} = [r_1 \times r_2,\ r_2 \times r_0,\ r_0 \times r_1] / (r_0 \cdot r_1 \times r_2)`.
     Elementwise (it fuses into its neighbours; a general solve is an LU factorisation and two triangular
     solves per call, and a body's inertia is solved for inside every vector-field evaluation)."""
-    r0, r1, r2 = a[0], a[1], a[2]
+    r0, r1, r2 = a[..., 0, :], a[..., 1, :], a[..., 2, :]
     c0 = jnp.cross(r1, r2)
-    return (c0 * b[0] + jnp.cross(r2, r0) * b[1] + jnp.cross(r0, r1) * b[2]) / (r0 @ c0)
+    det = jnp.sum(r0 * c0, axis=-1, keepdims=True)
+    return (c0 * b[..., 0:1] + jnp.cross(r2, r0) * b[..., 1:2] + jnp.cross(r0, r1) * b[..., 2:3]) / det
 
 
 # ----------------------------------------------------------------------------- quaternions

@@ -15,9 +15,10 @@ from .model import (
 )
 from .outcome import ClosingOutcome
 from .scenario import ClosingParams, SnareClosing
-from .semi_implicit import semi_implicit_step
+from .semi_implicit import STABLE_PRODUCT, highest_frequency, semi_implicit_step
 
 __all__ = [
+    "STABLE_PRODUCT",
     "CaptureZone",
     "ClosingModel",
     "ClosingOutcome",
@@ -32,6 +33,7 @@ __all__ = [
     "closing_solve",
     "contact_forces",
     "headline",
+    "highest_frequency",
     "initial_state",
     "internal_forces",
     "rope_nodes",

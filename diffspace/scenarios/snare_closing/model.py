@@ -146,21 +146,25 @@ def contact_forces(model: ClosingModel, x, v, p, w) -> ContactTerms:
     node"); more points keep a shaft from sinking between nodes (up to ``r - sqrt(r^2 - l_0^2 / 4)`` deep,
     2.8 mm for 15 mm sections and ``r = 11.5 mm``), which traps a sliding shaft in spurious pockets."""
     weights = contact_points(model.rope.n_sections, model.points_per_section)
-    xp, vp = (weights @ x).reshape(-1, 3), (weights @ v).reshape(-1, 3)
-    delta, normal = model.shaft.indentation(model.rope, xp, p)
-    delta_dot = -jnp.sum(normal * (vp - w), axis=-1)
-    mag = model.law.force(delta, delta_dot, model.reference_speed)
-    rate = jax.vmap(jax.grad(model.law.force, argnums=1), (0, 0, None))(delta, delta_dot, model.reference_speed)
-    shape = (x.shape[0], weights.shape[0])
-    blocks = (rate[:, None, None] * normal[:, :, None] * normal[:, None, :]).reshape(*shape, 3, 3)
-    return ContactTerms(weights.T @ (mag[:, None] * normal).reshape(*shape, 3), mag.reshape(shape),
-                        jnp.einsum("pi,rpab->riab", weights, blocks))
+    xp, vp = weights @ x, weights @ v
+    f, mag, rate = model.shaft.forces_and_damping(model.law, model.rope, xp.reshape(-1, 3), vp.reshape(-1, 3), p, w,
+                                                  model.reference_speed)
+    return ContactTerms(weights.T @ f.reshape(xp.shape), mag.reshape(xp.shape[:-1]),
+                        jnp.einsum("pi,rpab->riab", weights, rate.reshape(*xp.shape, 3)))
 
 
 def ring_torque(last: Float[Array, "R 3"], end_forces: Float[Array, "R 3"]) -> Float[Array, ""]:
     """Drive torque about the ring axis [N m] that holds the rotating-ring ends against the forces
     ``end_forces`` the ropes and the shaft put on them: ``-sum_k e_z . (r_B,k x f_B,k)``."""
     return -jnp.sum(last[:, 0] * end_forces[:, 1] - last[:, 1] * end_forces[:, 0])
+
+
+def sections(model: ClosingModel, x) -> tuple[Float[Array, "R N 3"], Float[Array, "R N"], Float[Array, "R N"]]:
+    """Every section's unit direction ``u``, stretch ``dl`` [m] and axial gain ``g`` (Eq. (26))."""
+    d = x[:, 1:] - x[:, :-1]
+    length = safe_norm(d)
+    stretch = length - model.rope.rest_lengths
+    return d / length[..., None], stretch, axial_gain(stretch, model.rope.compression_ratio)
 
 
 def internal_forces(model: ClosingModel, x, v) -> tuple[Float[Array, "R N1 3"], Float[Array, "R N1 3"]]:
@@ -170,11 +174,7 @@ def internal_forces(model: ClosingModel, x, v) -> tuple[Float[Array, "R N1 3"], 
     linearisation of the bend vectors. Equal to :meth:`Rope.internal_forces` (split to expose the damping power;
     tested to round-off)."""
     rope = model.rope
-    d = x[:, 1:] - x[:, :-1]
-    length = safe_norm(d)
-    u = d / length[..., None]
-    stretch = length - rope.rest_lengths
-    gain = axial_gain(stretch, rope.compression_ratio)
+    u, stretch, gain = sections(model, x)
     rate = jnp.sum(u * (v[:, 1:] - v[:, :-1]), axis=-1)
 
     def on_nodes(tension):  # a tension pulls a section's two nodes together

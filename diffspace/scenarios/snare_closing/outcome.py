@@ -6,7 +6,8 @@ enclose about the ring axis (:func:`~.analysis.enclosed`), ``escaped`` otherwise
 ropes, or they never surrounded it).
 
 Status: ``NOT_CONVERGED`` when the initial or capture-zone static solves fail, ``SOLVER_FAILURE`` when the
-dynamic solve stops (max steps or step-size collapse).
+dynamic solve stops (Tsit5: max steps or step-size collapse; semi-implicit: a non-finite state, or a rope whose
+highest frequency the fixed step cannot follow, ``h omega_max > STABLE_PRODUCT``).
 """
 
 from __future__ import annotations
@@ -18,10 +19,10 @@ import jax.numpy as jnp
 from jaxtyping import Array, Float, Int
 
 from ...core.status import Status, failed, first_failure, flag
-from .analysis import CaptureZone, Headline, capture_zone, enclosed, headline
 from ...integrate.fixed_step import fixed_step_solve
+from .analysis import CaptureZone, Headline, capture_zone, enclosed, headline
 from .model import ClosingModel, ClosingSample, ClosingState, closing_solve, initial_state, rope_nodes, sample
-from .semi_implicit import semi_implicit_step
+from .semi_implicit import STABLE_PRODUCT, highest_frequency, semi_implicit_step
 
 OUTCOMES = ("enclosed", "escaped")
 
@@ -47,7 +48,8 @@ def _dynamics(scenario, model: ClosingModel, y0: ClosingState):
     if scenario.scheme == "semi_implicit":
         step = lambda t, y, h: semi_implicit_step(model, t, y, h)  # noqa: E731
         sol = fixed_step_solve(step, y0, scenario.end_time, n_save, scenario.steps_per_save)
-        return sol.ts, sol.ys, sol.num_steps, sol.finite
+        stable = scenario.step_length * highest_frequency(model.rope) <= STABLE_PRODUCT
+        return sol.ts, sol.ys, sol.num_steps, sol.finite & stable
     (rtol, atol), max_steps = scenario.tolerances, scenario.budget[1]
     sol = closing_solve(model, y0, scenario.end_time, rtol=rtol, atol=atol, n_save=n_save, max_steps=max_steps,
                         adjoint=scenario.adjoint)

@@ -6,9 +6,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ...io.results import Figure, Panel, Series, plot_figure, write_timeseries
 from ...core.status import Status
+from ...io.results import Figure, Panel, Series, plot_figure, write_timeseries
 from .analysis import contact_episodes, time_of_angle
+from .semi_implicit import STABLE_PRODUCT
 
 
 def _closing(out) -> tuple[float | None, float | None]:
@@ -173,7 +174,8 @@ def diagnose(scenario, out) -> str:
     if status == Status.SOLVER_FAILURE:
         if scenario.scheme == "semi_implicit":
             return (f"phase 'closing dynamics': the fixed-step solve ({scenario.solver_settings['step_s']:.3g} s) "
-                    "diverged (lower simulation.step_s: the axial modes need < 2 / (2 sqrt(k_tes / m_node)))")
+                    "cannot follow this rope (its highest frequency times the step exceeds "
+                    f"{STABLE_PRODUCT}, or the state diverged): lower simulation.step_s")
         return (f"phase 'closing dynamics': the ODE solver stopped after {int(out.solver_steps)} steps "
                 "(raise simulation.max_steps)")
     return Status(status).description

@@ -10,6 +10,7 @@ Design variables (config keys, config units): ``drive.duration_s``, ``drive.fina
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import ClassVar
 
@@ -30,6 +31,7 @@ from .analysis import axis_distance
 from .config import build_drive, check_config, max_ring_angle, schema, steps_per_save
 from .model import ClosingModel, initial_state, rope_nodes
 from .outcome import OUTCOMES, ClosingOutcome, closing_metrics, simulate_closing
+from .semi_implicit import STABLE_PRODUCT, highest_frequency
 
 PARAMETERS = (
     Parameter("shaft.mass_kg", 1e-2, 1e5, "kg", "shaft_mass", log=True),
@@ -75,6 +77,7 @@ class SnareClosing(AbstractScenario):
     end_time: Float[Array, ""]
     psi_max_deg: float = eqx.field(static=True)
     scheme: str = eqx.field(static=True)  # "semi_implicit" (fixed step) or "tsit5" (adaptive)
+    stable_rigidity: tuple[float, float] = eqx.field(static=True)  # semi_implicit: largest EA [N], EI [N m^2]
     steps_per_save: int = eqx.field(static=True)  # semi_implicit: equal steps between two saved times
     tolerances: tuple[float, float] = eqx.field(static=True)  # tsit5: rtol, atol
     budget: tuple[int, int] = eqx.field(static=True)  # n_save, tsit5's max_steps
@@ -101,20 +104,52 @@ class SnareClosing(AbstractScenario):
                        contact_exponent=a(k["exponent"]), end_time=a(c["end_time_s"]),
                        psi_max_deg=float(np.rad2deg(max_ring_angle(cfg))), scheme=sim["scheme"],
                        steps_per_save=steps_per_save(c["end_time_s"], sim["n_save"], sim["step_s"]),
+                       stable_rigidity=(np.inf, np.inf),
                        tolerances=(sim["rtol"], sim["atol"]),
                        budget=(sim["n_save"], sim["max_steps"]), law=k["law"], n_ropes=c["n_ropes"],
                        points_per_section=k["points_per_section"])
+        scenario.check_step()
         scenario.check_clearance()
-        return scenario
+        return scenario.with_stable_rigidity()
 
     # ------------------------------------------------------------------ model
     @property
     def solver_settings(self) -> dict:
         if self.scheme == "semi_implicit":
-            return {"scheme": "semi_implicit", "step_s": float(self.end_time) / ((self.budget[0] - 1) * self.steps_per_save),
-                    "n_save": self.budget[0]}
+            return {"scheme": "semi_implicit", "step_s": float(self.step_length), "n_save": self.budget[0]}
         return {"scheme": "tsit5", "rtol": self.tolerances[0], "atol": self.tolerances[1], "n_save": self.budget[0],
                 "max_steps": self.budget[1]}
+
+    @property
+    def step_length(self) -> Float[Array, ""]:
+        """The semi-implicit scheme's step ``h`` [s]."""
+        return self.end_time / ((self.budget[0] - 1) * self.steps_per_save)
+
+    def check_step(self) -> None:
+        """``ConfigError`` if the configured rope is too stiff for the semi-implicit step (host side)."""
+        if self.scheme != "semi_implicit":
+            return
+        limit = STABLE_PRODUCT / float(highest_frequency(self.model_of(self.params).rope))
+        if float(self.step_length) > limit:
+            raise ConfigError(f"simulation.step_s: a step of {float(self.step_length):.3g} s cannot follow this rope's "
+                              f"highest frequency (axial and bending zigzag modes); use at most {limit:.3g} s")
+
+    def with_stable_rigidity(self) -> "SnareClosing":
+        """This scenario with :attr:`stable_rigidity` set (host side): with the semi-implicit scheme, the largest
+        ``EA`` and ``EI`` such that every design with both inside them keeps :func:`~.semi_implicit.highest_frequency`
+        times the step within ``STABLE_PRODUCT``. The two terms of ``omega_max^2`` are linear in their rigidity, so
+        both configured values are scaled by the same factor ``(STABLE_PRODUCT / h)^2 / omega_max^2``: at both bounds
+        together the product is exactly ``STABLE_PRODUCT`` (a box the design space can state)."""
+        if self.scheme != "semi_implicit":
+            return self
+        rope = self.model_of(self.params).rope
+        mass, l0 = float(rope.masses[1]), float(rope.rest_lengths[0])
+        axial = 4.0 * float(rope.axial_stiffness.max()) / mass
+        bending = 16.0 * float(rope.bending_stiffness) / (l0**2 * mass)
+        budget = (STABLE_PRODUCT / float(self.step_length)) ** 2
+        scale = budget / (axial + bending)
+        bounds = (float(self.params.axial_rigidity) * scale, float(self.params.bending_rigidity) * scale)
+        return dataclasses.replace(self, stable_rigidity=bounds)
 
     def model_of(self, params: ClosingParams) -> ClosingModel:
         """The closing model of ``params`` (pure): ``k_tor = EI / l_0``, the rest bend turned outward."""
@@ -144,9 +179,17 @@ class SnareClosing(AbstractScenario):
         return closing_metrics(self, params)
 
     def design_space(self) -> tuple[Parameter, ...]:
+        space = tuple(self._stable_bound(p) for p in PARAMETERS)
         if isinstance(self.params.drive, RestToRest):
-            return PARAMETERS + _drive_parameters(self.psi_max_deg)
-        return PARAMETERS
+            return space + _drive_parameters(self.psi_max_deg)
+        return space
+
+    def _stable_bound(self, parameter: Parameter) -> Parameter:
+        """``EA`` and ``EI`` bounded by :attr:`stable_rigidity` (semi-implicit scheme)."""
+        upper = dict(zip(("axial_rigidity", "bending_rigidity"), self.stable_rigidity)).get(parameter.field)
+        if upper is None or not parameter.lower < upper < parameter.upper:
+            return parameter
+        return dataclasses.replace(parameter, upper=upper)
 
     def summary(self, outcome: ClosingOutcome) -> dict:
         return report.summary(self, outcome)

@@ -27,25 +27,31 @@ from __future__ import annotations
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
-from ...bodies.rope_elements import axial_gain
-from .model import ClosingModel, ClosingState, contact_forces, internal_forces, rope_nodes
+from ...bodies import Rope
+from ...core.spatial import solve3
+from .model import ClosingModel, ClosingState, contact_forces, internal_forces, rope_nodes, sections
 
 
-def solve3(a: Float[Array, "*B 3 3"], b: Float[Array, "*B 3"]) -> Float[Array, "*B 3"]:
-    """``a^{-1} b`` for a batch of 3x3 systems by the adjugate (rows ``r_i``: ``a^{-1}`` has the columns
-    ``r_1 x r_2``, ``r_2 x r_0``, ``r_0 x r_1`` over ``det a``)."""
-    r0, r1, r2 = a[..., 0, :], a[..., 1, :], a[..., 2, :]
-    c0, c1, c2 = jnp.cross(r1, r2), jnp.cross(r2, r0), jnp.cross(r0, r1)
-    det = jnp.sum(r0 * c0, axis=-1, keepdims=True)
-    return (c0 * b[..., :1] + c1 * b[..., 1:2] + c2 * b[..., 2:]) / det
+STABLE_PRODUCT = 1.8
+"""Largest ``h omega_max`` a run may use (:func:`highest_frequency`): symplectic Euler's undamped limit is 2, and the
+shipped rope ran stably at 1.99 with its dashpots and contacts; beyond 1.8 a run fails with ``solver_failure``."""
+
+
+def highest_frequency(rope: Rope) -> Float[Array, ""]:
+    """Upper estimate [rad/s] of a rope's highest natural frequency, the explicit part's stability limit: the
+    axial zigzag ``omega_a^2 = 4 k_tes / m_i`` and the bending zigzag ``omega_b^2 = 16 k_tor / (l_0^2 m_i)``
+    (Eqs. (26), (39); interior nodes, stiffest section, shortest section), added in squares since they couple in a
+    curved rope."""
+    mass = jnp.min(rope.masses[1:-1])
+    axial = 4.0 * jnp.max(rope.axial_stiffness) / mass
+    bending = 16.0 * rope.bending_stiffness / (jnp.min(rope.rest_lengths) ** 2 * mass)
+    return jnp.sqrt(axial + bending)
 
 
 def dashpot_damping(model: ClosingModel, x) -> Float[Array, "R N1 3 3"]:
     """Lumped axial dashpots (Eq. (26)) of every node: ``2 g c_tes u u^T`` of each adjacent section (the consistent
     matrix ``c_tes [[u u^T, -u u^T], [-u u^T, u u^T]]`` bounded by its block-diagonal dominance)."""
-    d = x[:, 1:] - x[:, :-1]
-    u = d / jnp.linalg.norm(d, axis=-1, keepdims=True)
-    gain = axial_gain(jnp.linalg.norm(d, axis=-1) - model.rope.rest_lengths, model.rope.compression_ratio)
+    u, _, gain = sections(model, x)
     blocks = 2.0 * (gain * model.rope.axial_damping)[..., None, None] * u[..., :, None] * u[..., None, :]
     zero = jnp.zeros_like(blocks[:, :1])
     return jnp.concatenate([zero, blocks], 1) + jnp.concatenate([blocks, zero], 1)
