@@ -26,7 +26,7 @@ SIMULATE = jax.jit(Deployment.simulate)
 
 
 @pytest.mark.timeout(900)
-@pytest.mark.parametrize("duration, torque", [(1.5, 1074.2), (2.0, 792.4)])
+@pytest.mark.parametrize("duration, torque", [(1.5, 1074.2), pytest.param(2.0, 792.4, marks=pytest.mark.slow)])
 def test_fast_drive_runs_through_and_reports_its_strains(duration, torque):
     scenario = load_scenario(DATA_DIR / "deployment_scheme3.toml", [f"drive.duration_s={duration}"])
     outcome = SIMULATE(scenario, scenario.params)

@@ -101,6 +101,7 @@ def check_events(case: dict):
         _mujoco_agrees(scenario, outcome)
 
 
+@pytest.mark.slow  # 58 s (CI time); stick-slip energy budgets stay fast in test_ejection.py
 @FAST
 @given(cases)
 @example(EXAMPLES[0])
@@ -158,6 +159,7 @@ def test_air_table_attitude_that_never_separated_at_one_friction_level():
     _mujoco_agrees(scenario, outcome)
 
 
+@pytest.mark.slow  # 37 s (CI time); the air-table attitude that never separated stays fast
 @pytest.mark.timeout(900)
 def test_bench_random_cases_that_never_separated():
     """Cases 17, 613, 1334 and 1625 of the bench's random set (seed 0, batch 2048) returned no separation at
