@@ -209,7 +209,11 @@ def test_toy_failures_are_counted_per_sample_and_never_replaced(tmp_path, capsys
     assert s["mean"] == pytest.approx(rows["final_value"][draws & ~failed].mean(), rel=1e-14)
     assert summary["sobol_excluded_samples"]["final_value"] == len(np.unique(rows["sample"][failed]))
     assert summary["status_counts"]["solver_failure"] == int(failed.sum())
+    from diffspace.design.montecarlo_stats import output_modes
+    groups = output_modes(rows["final_value"][draws & ~failed])  # of the usable runs only
+    assert s["modes"] == (groups if len(groups) > 1 else None)
     console = capsys.readouterr().out  # every run counted, not only the statistics runs
+    assert all(f"note: {note}" in console for note in summary["distribution_notes"])
     assert (f"runs: {len(rows)}: ok {int((~failed).sum())}, warnings 0, failed {int(failed.sum())} "
             f"(solver_failure {int(failed.sum())}); the statistics use the {int(draws.sum())} A and B runs") in console
     outside = [v for kind in ("sobol_first", "sobol_total") for effects in summary[kind].values()
@@ -229,6 +233,30 @@ def test_sobol_estimates_outside_the_unit_interval_are_explained():
     summary["sobol_first"]["v"]["a"] = 1.0
     summary["sobol_total"]["v"]["b"] = 0.0
     assert sobol_notes(summary) == []
+
+
+@pytest.mark.parametrize("runs", [50, 200, 5000])
+def test_unimodal_outputs_have_no_groups_and_a_mixture_has_its_own(runs):
+    from diffspace.design.montecarlo_stats import mode_notes, output_modes
+
+    rng = np.random.default_rng(runs)
+    unimodal = {"normal": rng.normal(size=runs), "uniform": rng.uniform(size=runs),
+                "exponential": rng.exponential(size=runs), "lognormal": rng.lognormal(0.0, 1.0, runs),
+                "student_t3": rng.standard_t(3, runs)}
+    for name, values in unimodal.items():
+        assert len(output_modes(values)) <= 1, name
+    low = rng.normal(0.21, 0.003, 3 * runs // 10)  # e.g. a stable velocity on either side of a symmetric attitude
+    values = rng.permutation(np.concatenate([low, rng.normal(0.35, 0.005, runs - low.size)]))
+    groups = output_modes(values)
+    assert [round(g["share"], 2) for g in groups] == [0.3, 0.7]
+    assert groups[0]["max"] == low.max() and groups[1]["min"] > low.max()
+    stats_ = output_statistics(values, np.zeros(runs, bool))
+    assert stats_["modes"] == groups
+    assert mode_notes({"v_m_s": stats_}) == [
+        f"v_m_s falls in 2 separated groups (30% of the runs from {low.min():.4g} to {low.max():.4g}; 70% of the "
+        f"runs from {groups[1]['min']:.4g} to {groups[1]['max']:.4g}): its mean and 3-sigma band describe neither "
+        "group; see the histogram and the outputs against the inputs"]
+    assert mode_notes({"v": output_statistics(unimodal["normal"], np.zeros(runs, bool))}) == []
 
 
 def test_rerun_resumes_and_other_commands_ignore_the_table(tmp_path):

@@ -25,7 +25,8 @@ from .distributed import SOLO, Processes
 from .evaluate import INVALID_CONFIG, evaluate_cases, status_label, status_totals
 from .montecarlo_plots import plot_histograms, plot_outcomes, plot_scatter, plot_tornado
 from .montecarlo_spec import MonteCarloSpec
-from .montecarlo_stats import local_sensitivity, output_statistics, sobol_indices, sobol_notes, sobol_summary
+from .montecarlo_stats import (local_sensitivity, mode_notes, output_statistics, sobol_indices, sobol_notes,
+                               sobol_summary)
 from .outcomes import outcome_indicators, outcome_summary
 from .timing import StageTimes, time_line
 from .sweep import PLOT_POINTS, ChunkStore, ResultsTable, compute_chunks, stored_rows
@@ -135,6 +136,7 @@ def _summary(spec: MonteCarloSpec, values: dict[str, np.ndarray], status: np.nda
         "failed_runs": int(run_failed.sum()), "statistics_runs": int(rows.sum()),
         "outputs": {k: output_statistics(v[rows], run_failed[rows]) for k, v in values.items()},
     }
+    summary["distribution_notes"] = mode_notes(summary["outputs"])
     if spec.sobol:
         width = spec.runs_per_sample
         indices = {k: sobol_indices(np.where(run_failed, np.nan, v).reshape(-1, width), spec.bootstrap, spec.seed)
@@ -209,7 +211,7 @@ def print_montecarlo(summary: dict, title: str) -> None:
             if ranked:
                 text = ", ".join(f"{k} {v:.3g}" for k, v in ranked[:3])
                 print(f"  {kind} of {name}: {text}")
-    for note in summary.get("sobol_notes", []):
+    for note in summary.get("distribution_notes", []) + summary.get("sobol_notes", []):
         print(f"  note: {note}")
     if "time_s" in summary:
         print(f"  {time_line(summary['time_s'])}")

@@ -21,7 +21,8 @@ def _pyplot():
 
 
 def plot_histograms(path: Path, values: dict[str, np.ndarray], stats: dict[str, dict]) -> None:
-    """One histogram per output (usable runs), its mean and the band between percentiles 0.135 and 99.865."""
+    """One histogram per output (usable runs), its mean, the band between percentiles 0.135 and 99.865 and, for
+an output in separated groups, where they split."""
     names = [n for n in values if stats[n]["count"] > 0][:MAX_OUTPUTS]
     if not names:
         return
@@ -34,9 +35,15 @@ def plot_histograms(path: Path, values: dict[str, np.ndarray], stats: dict[str, 
         for x in (s["p0.135"], s["p99.865"]):
             ax.axvline(x, color="darkorange", linestyle="--", linewidth=1.0)
         ax.axvline(s["mean"], color="black", linewidth=1.2, label=f"mean {s['mean']:.4g}")
+        for i, group in enumerate((s.get("modes") or [])[1:]):  # the split between separated groups
+            ax.axvline(group["min"], color="crimson", linestyle=":", linewidth=1.4,
+                       label="split between separated groups" if i == 0 else None)
         ax.set_xlabel(name, fontsize=8)
         ax.set_ylabel("runs", fontsize=8)
-        ax.set_title(f"{s['count']} runs, {s['failed']} failed, {s['undefined']} undefined", fontsize=8)
+        shares = ", ".join(f"{g['share']:.0%}" for g in s.get("modes") or [])
+        groups = (f"\n{len(s['modes'])} separated groups ({shares} of the runs): the mean and the band describe "
+                  "neither") if s.get("modes") else ""
+        ax.set_title(f"{s['count']} runs, {s['failed']} failed, {s['undefined']} undefined{groups}", fontsize=8)
         ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=100)

@@ -22,6 +22,16 @@ Local sensitivity of output :math:`y` to key :math:`x_i`: :math:`\partial y/\par
 means (forward-mode autodiff through the simulation) times the key's standard deviation :math:`\sigma_i`,
 the first-order change of :math:`y` for a one-sigma change of :math:`x_i` (:math:`\sum_i` of their squares
 is the linearised variance of :math:`y`).
+
+Modes: an output whose distribution has two or more separated groups (the stable angular rate of an ejection
+jumps where the attitude crosses a symmetry) is not described by its mean and 3-sigma band. The groups are found
+on a Gaussian kernel density estimate with half Silverman's bandwidth, :math:`h = 0.45\min(\sigma,
+\mathrm{IQR}/1.34)\,n^{-1/5}` (Silverman 1986, eq. 3.31, is made for one normal group and over-smooths two
+overlapping ones; the noise a narrower kernel lets in is kept out by the count test below): each local maximum is
+a candidate; two neighbours merge while the density between them stays above ``VALLEY`` of the lower
+peak or the dip is within ``SIGNIFICANCE`` standard deviations of the run counts near them (Poisson counts within
+one kernel width: sampling noise is not a group), and a group holding less than ``MODE_SHARE`` of the runs merges
+into its neighbour.
 """
 
 from __future__ import annotations
@@ -32,6 +42,11 @@ import numpy as np
 
 PERCENTILES = {"p0.135": 0.135, "p50": 50.0, "p99.865": 99.865}
 BOOTSTRAP_VALUES = 20_000_000  # resampled numbers held at once while bootstrapping
+MODE_SHARE = 0.05  # smallest share of the runs that counts as a group of its own
+VALLEY = 0.5  # two peaks are separate groups when the density between them falls below this share of the lower
+SIGNIFICANCE = 3.0  # ... and by this many standard deviations of the counts (Poisson) near them
+DENSITY_BINS = 1024
+BANDWIDTH = 0.45  # half Silverman's 0.9: his rule is made for one normal group and over-smooths two
 
 
 def output_statistics(values: np.ndarray, failed: np.ndarray) -> dict:
@@ -40,11 +55,78 @@ def output_statistics(values: np.ndarray, failed: np.ndarray) -> dict:
     usable = values[~failed & ~undefined]
     stats: dict = {"count": int(usable.size), "failed": int(failed.sum()), "undefined": int(undefined.sum())}
     if usable.size == 0:
-        return stats | {k: None for k in ("mean", "std", "min", "max", *PERCENTILES)}
+        return stats | {k: None for k in ("mean", "std", "min", "max", *PERCENTILES, "modes")}
     stats |= {"mean": float(usable.mean()), "std": float(usable.std(ddof=1)) if usable.size > 1 else None,
               "min": float(usable.min()), "max": float(usable.max())}
     stats |= {name: float(np.percentile(usable, q)) for name, q in PERCENTILES.items()}
-    return stats
+    groups = output_modes(usable)
+    return stats | {"modes": groups if len(groups) > 1 else None}
+
+
+def _density(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Binned Gaussian kernel density of ``values`` (Silverman's bandwidth) on a grid: ``(grid, density)``."""
+    spread = min(np.std(values, ddof=1), np.subtract(*np.percentile(values, [75, 25])) / 1.34) or np.std(values)
+    bandwidth = BANDWIDTH * spread * values.size ** -0.2
+    edges = np.linspace(values.min() - 3 * bandwidth, values.max() + 3 * bandwidth, DENSITY_BINS + 1)
+    counts, _ = np.histogram(values, edges)
+    width = edges[1] - edges[0]
+    half = min(DENSITY_BINS, int(np.ceil(5 * bandwidth / width)))
+    kernel = np.exp(-0.5 * (np.arange(-half, half + 1) * width / bandwidth) ** 2)
+    window = np.sqrt(2.0 * np.pi) * bandwidth / width  # bins in one kernel: density as runs near each point
+    return 0.5 * (edges[1:] + edges[:-1]), window * np.convolve(counts, kernel / kernel.sum())[half:half + DENSITY_BINS]
+
+
+def _merge_once(density: np.ndarray, peaks: list[int], share: np.ndarray) -> list[int] | None:
+    """``peaks`` with one peak removed (the weakest link: a too-small group, else the shallowest valley), or
+    ``None`` when every group is its own."""
+    valleys = [a + int(np.argmin(density[a:b + 1])) for a, b in zip(peaks, peaks[1:])]
+    small = [i for i in np.argsort(share) if share[i] < MODE_SHARE]
+    if small:
+        return peaks[:small[0]] + peaks[small[0] + 1:]
+    lower_peak = [min(density[a], density[b]) for a, b in zip(peaks, peaks[1:])]
+    depth = [density[v] / p for v, p in zip(valleys, lower_peak)]
+    noise = [(p - density[v]) / np.sqrt(p + density[v]) for v, p in zip(valleys, lower_peak)]
+    weakness = [d - VALLEY + max(0.0, SIGNIFICANCE - z) for d, z in zip(depth, noise)]
+    worst = int(np.argmax(weakness)) if weakness else 0
+    if not weakness or (depth[worst] < VALLEY and noise[worst] >= SIGNIFICANCE):
+        return None
+    lower = worst if density[peaks[worst]] < density[peaks[worst + 1]] else worst + 1
+    return peaks[:lower] + peaks[lower + 1:]
+
+
+def output_modes(values: np.ndarray) -> list[dict]:
+    """The separated groups of ``values`` (usable runs), lowest first: each group's share of the runs, mean and
+    range (one group for a unimodal output; none for fewer than 20 runs or a constant output)."""
+    if values.size < 20 or np.ptp(values) == 0.0:
+        return []
+    grid, density = _density(values)
+    rising = np.diff(density, prepend=-np.inf) > 0
+    peaks = [i for i in range(len(density)) if rising[i] and (i + 1 == len(density) or density[i + 1] <= density[i])]
+    while True:
+        valleys = [a + int(np.argmin(density[a:b + 1])) for a, b in zip(peaks, peaks[1:])]
+        cuts = np.array([grid[v] for v in valleys])
+        group = np.searchsorted(cuts, values)
+        share = np.bincount(group, minlength=len(peaks)) / values.size
+        merged = _merge_once(density, peaks, share)
+        if merged is None:
+            break
+        peaks = merged
+    return [{"share": float(share[g]), "mean": float(values[group == g].mean()),
+             "min": float(values[group == g].min()), "max": float(values[group == g].max())}
+            for g in range(len(peaks))]
+
+
+def mode_notes(outputs: dict[str, dict]) -> list[str]:
+    """A sentence per output with separated groups: their shares and ranges, and that the mean and the 3-sigma
+    band describe neither."""
+    notes = []
+    for name, stats in outputs.items():
+        if stats.get("modes"):
+            groups = "; ".join(f"{g['share']:.0%} of the runs from {g['min']:.4g} to {g['max']:.4g}"
+                               for g in stats["modes"])
+            notes.append(f"{name} falls in {len(stats['modes'])} separated groups ({groups}): its mean and 3-sigma "
+                         "band describe neither group; see the histogram and the outputs against the inputs")
+    return notes
 
 
 def _estimates(fa: np.ndarray, fb: np.ndarray, fab: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
