@@ -23,7 +23,9 @@ def test_intervals_units_and_rates():
                "sobol_first": {"separation_velocity_m_s": {"ejection.spring_stiffness_N_m": 0.9123456789}},
                "sobol_samples": {"separation_velocity_m_s": 512},
                "local_sensitivity": {"separation_velocity_m_s": {"ejection.spring_stiffness_N_m": 0.00123456789}},
-               "cases_per_s": 229.123456, "max_holding_torque_N_m": {"joint 1": 1.5}, "contacts": {}}
+               "cases_per_s": 229.123456, "max_holding_torque_N_m": {"joint 1": 1.5}, "contacts": {},
+               "contact_intervals": [{"mode": "stick", "start_s": 0.01, "end_s": 0.66},
+                                     {"mode": "slip+", "start_s": 0.66, "end_s": 3.6123456}]}
     rows = _rows(summary_html(summary))
     assert rows["outcome probability ci: captured"] == ("", "[0.4994, 0.6203]")
     assert rows["sobol first ci: separation velocity"] == ("", "ejection.spring_stiffness_N_m = [0.9123, 0.95]")
@@ -32,6 +34,8 @@ def test_intervals_units_and_rates():
     assert rows["local sensitivity: separation velocity"][0] == "m/s"  # a derivative times a deviation: m/s
     assert rows["cases per second"] == ("1/s", "229.123")
     assert rows["max holding torque: joint 1"] == ("N m", "1.5")  # the family's unit
+    assert rows["contact intervals"] == ("", "(mode = stick, start_s = 0.01, end_s = 0.66); "
+                                              "(mode = slip+, start_s = 0.66, end_s = 3.612)")  # records, not a dict
     assert rows["contacts"] == ("", "—")  # an empty entry is marked, not an empty cell
     assert name_and_unit("sims_per_s") == ("sims per second", "1/s")
 

@@ -24,6 +24,8 @@ def _text(value) -> str:
     """A value as table text: numbers to 4 significant digits at every depth (an interval inside a dict too)."""
     if isinstance(value, float):
         return f"{value:.4g}"
+    if isinstance(value, (list, tuple)) and value and all(isinstance(v, dict) for v in value):
+        return "; ".join(f"({_text(v)})" for v in value)  # records: one group each
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(_text(v) for v in value) + "]"
     if isinstance(value, dict):
