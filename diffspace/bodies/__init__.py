@@ -24,7 +24,16 @@ from .snare import (
     stiffness_profile,
     virtual_spring,
 )
-from .snare_impact import RopeImpact, dynamic_horizon, dynamic_impact, parabolic_peak, snare_virtual_impact
+from .snare_impact import (
+    MAX_STEP,
+    SCHEMES,
+    RopeImpact,
+    dynamic_horizon,
+    dynamic_impact,
+    parabolic_peak,
+    snare_virtual_impact,
+    strike_step_length,
+)
 
 __all__ = [
     "APPROACHES",

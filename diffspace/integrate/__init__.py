@@ -18,7 +18,7 @@ from .constrained import (
 )
 from .constrained_solve import ConstrainedSolution, ProjectedSolver, output_multipliers, solve_constrained
 from .event_root import EventRootFinder
-from .fixed_step import FixedStepSolution, fixed_step_solve
+from .fixed_step import FixedStepSolution, StepMap, fixed_step_solve
 from .free import Trajectory, check_result, simulate
 from .hybrid import EXTREMUM_MARGIN, AbstractHybridSystem, HybridSolution, hybrid_solve
 from .neutral import neutral_event
@@ -35,6 +35,7 @@ __all__ = [
     "ProjectedSolver",
     "EventRootFinder",
     "Stabilization",
+    "StepMap",
     "Trajectory",
     "check_result",
     "fixed_step_solve",

@@ -1,5 +1,6 @@
 """Fixed-step integration on a grid of saved times: a one-step map ``y_{n+1} = step(t_n, y_n, h)`` applied a fixed
-number of times between two saved times (a nested ``lax.scan``).
+number of times between two saved times (a nested ``lax.scan``); and the same map as a Diffrax solver
+(:class:`StepMap`) for a horizon known only at run time.
 
 For models whose step is set by stability and whose stiff terms a scheme of their own handles (for instance the
 semi-implicit scheme of :mod:`diffspace.scenarios.snare_closing.semi_implicit`): no step-size control, no
@@ -11,7 +12,9 @@ one interval's steps at a time.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import ClassVar
 
+import diffrax
 import equinox as eqx
 import jax
 import jax.numpy as jnp
@@ -47,3 +50,28 @@ def fixed_step_solve(step: Callable[[Array, PyTree, Array], PyTree], y0: PyTree,
     ys = jax.tree.map(lambda a, b: jnp.concatenate([a[None], b]), y0, ys)
     finite = jnp.all(jnp.stack([jnp.all(jnp.isfinite(leaf)) for leaf in jax.tree.leaves(ys)]))
     return FixedStepSolution(ts, ys, jnp.asarray((n_save - 1) * steps_per_save), finite)
+
+
+class StepMap(diffrax.AbstractSolver):
+    """A model's own one-step map ``y_{n+1} = step(t_n, y_n, h, args)`` as a Diffrax solver: use it with
+    ``diffrax.ConstantStepSize`` (no error estimate) when the horizon is traced (``diffeqsolve``'s bounded loop,
+    ``SaveAt`` by linear interpolation between steps, every adjoint) and :func:`fixed_step_solve` when it is static.
+    The term's vector field serves only ``func`` (Diffrax's initial-step heuristics); ``step`` must be a
+    module-level function (it is static)."""
+
+    step_map: Callable = eqx.field(static=True)
+    term_structure: ClassVar = diffrax.AbstractTerm
+    interpolation_cls: ClassVar = diffrax.LocalLinearInterpolation
+
+    def order(self, terms) -> int:
+        return 1
+
+    def init(self, terms, t0, t1, y0, args):
+        return None
+
+    def step(self, terms, t0, t1, y0, args, solver_state, made_jump):
+        y1 = self.step_map(t0, y0, t1 - t0, args)
+        return y1, None, {"y0": y0, "y1": y1}, None, diffrax.RESULTS.successful
+
+    def func(self, terms, t0, y0, args):
+        return terms.vf(t0, y0, args)

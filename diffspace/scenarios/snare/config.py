@@ -8,7 +8,7 @@ from pathlib import Path
 import jax.numpy as jnp
 import numpy as np
 
-from ...bodies import APPROACHES, END_CONDITIONS, RopeSpec
+from ...bodies import APPROACHES, END_CONDITIONS, MAX_STEP, SCHEMES, RopeSpec
 from ...contact import LAWS
 from ...io.config import Field, Schema
 from ...core.status import ConfigError
@@ -77,8 +77,12 @@ def schema() -> Schema:
         "simulation": {
             "method": Field("str", "dynamic", choices=METHODS,
                             help="impact model of the design metrics (run reports both)"),
-            "rtol": Field("float", 1e-6, gt=0.0, max=1e-2),
-            "atol": Field("float", 1e-9, gt=0.0, max=1e-2),
+            "scheme": Field("str", "semi_implicit", choices=SCHEMES,
+                            help="full-rope integrator: fixed-step semi-implicit Euler or adaptive Tsit5"),
+            "max_step_s": Field("float", MAX_STEP, gt=0.0, max=1e-3,
+                                help="semi_implicit: largest step; the step is 0.99 x the rope's stability limit below it"),
+            "rtol": Field("float", 1e-6, gt=0.0, max=1e-2, help="tsit5"),
+            "atol": Field("float", 1e-9, gt=0.0, max=1e-2, help="tsit5"),
             "n_save": Field("int", 600, min=10, max=100_000),
             "max_steps": Field("int", 400_000, min=100),
             "horizon_factor": Field("float", 1.5, min=1.0, help="x the virtual-spring contact duration"),

@@ -73,7 +73,7 @@ def _spring_summary(scenario, out) -> dict:
     }
 
 
-def _impact_summary(out) -> dict:
+def _impact_summary(scenario, out) -> dict:
     virt, dyn = out.virtual, out.dynamic
     return {
         "virtual_peak_force_N": float(virt.peak_force), "virtual_impulse_N_s": float(virt.impulse),
@@ -85,7 +85,7 @@ def _impact_summary(out) -> dict:
         "dynamic_rebound_speed_m_s": float(dyn.rebound_speed), "dynamic_restitution": float(dyn.restitution),
         "dynamic_max_node_displacement_m": float(dyn.max_node_displacement),
         "dynamic_max_shaft_travel_m": float(dyn.max_travel), "dynamic_horizon_s": float(out.horizon),
-        "dynamic_solver_steps": int(dyn.num_steps),
+        "dynamic_scheme": scenario.scheme, "dynamic_solver_steps": int(dyn.num_steps),
         "peak_force_difference_virtual_vs_dynamic": float(virt.peak_force / dyn.peak_force - 1.0),
     }
 
@@ -97,7 +97,7 @@ def summary(scenario, out) -> dict:
         "status": Status(int(out.status)).label,
         "contact_node": int(params.node), "approach_speed_m_s": float(params.approach_speed),
         "approach": scenario.approach, "design_metric_method": scenario.method,
-        **_shape_summary(scenario, out), **_spring_summary(scenario, out), **_impact_summary(out),
+        **_shape_summary(scenario, out), **_spring_summary(scenario, out), **_impact_summary(scenario, out),
         "profile_nodes": np.arange(2, scenario.rope.n_sections + 1), "profile_k_v0_N_m": np.asarray(out.profile),
         **_mass_summary(scenario, out),
     }
@@ -172,6 +172,9 @@ def diagnose(scenario, out) -> str:
         return "phase 'virtual spring impact': no rebound within 20 linearised contact times"
     dyn = out.dynamic
     if int(dyn.status) == Status.SOLVER_FAILURE:
+        if not np.all(np.isfinite(np.asarray(dyn.series_force))):
+            return (f"phase 'dynamic impact': the rope's state diverged (scheme '{scenario.scheme}'; lower "
+                    "simulation.max_step_s or use simulation.scheme = 'tsit5')")
         return (f"phase 'dynamic impact': the ODE solver stopped after {int(dyn.num_steps)} steps "
                 "(raise simulation.max_steps)")
     if int(dyn.status) == Status.NO_EVENT:

@@ -107,7 +107,9 @@ class Snare(AbstractScenario):
     fit_max_force: Float[Array, ""]
     end_distances: Float[Array, " D"]  # d_se grid of the surface fit
     horizon_factor: float = eqx.field(static=True)
-    tolerances: tuple[float, float] = eqx.field(static=True)  # rtol, atol of the dynamic solve
+    tolerances: tuple[float, float] = eqx.field(static=True)  # rtol, atol of the dynamic solve (tsit5)
+    scheme: str = eqx.field(static=True)  # of the dynamic solve
+    max_step: float = eqx.field(static=True)  # [s], semi_implicit
     budget: tuple[int, int] = eqx.field(static=True)  # n_save, max_steps of the dynamic solve
     arm_masses: tuple = eqx.field(static=True)  # ((name, kg), ...) with mass_source = "arm"
     law: str = eqx.field(static=True)
@@ -131,7 +133,8 @@ class Snare(AbstractScenario):
         return cls(params=_params(cfg, arm), rope=rope, rings=SnareRings(s["ring_radius_m"], s["end_distance_m"]),
                    shaft=Shaft(cfg["shaft"]["radius_m"], cfg["shaft"]["axis"]), contact_exponent=a(cfg["contact"]["exponent"]),
                    fit_depths=depths, fit_max_force=a(vs["max_force_N"]), end_distances=a(vs["end_distances_m"]),
-                   horizon_factor=sim["horizon_factor"], tolerances=(sim["rtol"], sim["atol"]),
+                   horizon_factor=sim["horizon_factor"], tolerances=(sim["rtol"], sim["atol"]), scheme=sim["scheme"],
+                   max_step=sim["max_step_s"],
                    budget=(sim["n_save"], sim["max_steps"]), arm_masses=tuple(arm.items()), law=cfg["contact"]["law"],
                    degree=vs["degree"], approach=s["approach"], mass_source=cfg["strike"]["mass_source"],
                    method=sim["method"])
@@ -140,7 +143,7 @@ class Snare(AbstractScenario):
     @property
     def solver_settings(self) -> dict:
         return {"rtol": self.tolerances[0], "atol": self.tolerances[1], "n_save": self.budget[0],
-                "max_steps": self.budget[1]}
+                "max_steps": self.budget[1], "scheme": self.scheme, "max_step": self.max_step}
 
     def striking_mass(self, params: SnareParams):
         """The effective striking mass [kg]: the configured value, or the arm in series with the target."""

@@ -12,9 +12,10 @@ Scheme (one step ``h`` from ``t_n``; ``f`` = :func:`~.model.closing_field`'s nod
     v_{n+1} = v_n + dv,   x_{n+1} = x_n + h v_{n+1}    (kick, then drift: symplectic Euler)
     m_s (w_{n+1} - w_n) = h F_s,   p_{n+1} = p_n + h w_{n+1}
 
-with ``D_i = sum_p W_pi (dF/d delta_dot)_p n_p n_p^T`` the contact points' dashpot rates spread onto node ``i``
-by the interpolation weights (row-sum lumping, ``D >= `` the consistent matrix, so the linearised step is
-unconditionally stable in the dashpots), and ``F_s = -sum_i (f_c,i - D_i dv_i)`` the shaft force: the contact
+(:func:`~diffspace.bodies.rope_stepping.implicit_kick`) with ``D_i = sum_p W_pi (dF/d delta_dot)_p n_p n_p^T``
+the contact points' dashpot rates spread onto node ``i`` by the interpolation weights, plus the lumped axial
+dashpots (row-sum lumping, ``D >= `` the consistent matrix, so the linearised step is unconditionally stable in
+the dashpots), and ``F_s = -sum_i (f_c,i - D_i dv_i)`` the shaft force: the contact
 force the nodes actually received, so the contact impulse equals the shaft's momentum change exactly. The work
 integrals use the forces applied in the step and the step-mean velocities. The scheme is first order
 (measured: the error halves with the step, see the scenario docs); at the shipped ``step_s = 1e-5 s`` the
@@ -25,36 +26,11 @@ scenario page.
 from __future__ import annotations
 
 import jax.numpy as jnp
-from jaxtyping import Array, Float
 
-from ...bodies import Rope
-from ...core.spatial import solve3
-from .model import ClosingModel, ClosingState, contact_forces, internal_forces, rope_nodes, sections
+from ...bodies.rope_stepping import STABLE_PRODUCT, highest_frequency, implicit_kick, lumped_axial_damping
+from .model import ClosingModel, ClosingState, contact_forces, internal_forces, rope_nodes
 
-
-STABLE_PRODUCT = 1.8
-"""Largest ``h omega_max`` a run may use (:func:`highest_frequency`): symplectic Euler's undamped limit is 2, and the
-shipped rope ran stably at 1.99 with its dashpots and contacts; beyond 1.8 a run fails with ``solver_failure``."""
-
-
-def highest_frequency(rope: Rope) -> Float[Array, ""]:
-    """Upper estimate [rad/s] of a rope's highest natural frequency, the explicit part's stability limit: the
-    axial zigzag ``omega_a^2 = 4 k_tes / m_i`` and the bending zigzag ``omega_b^2 = 16 k_tor / (l_0^2 m_i)``
-    (Eqs. (26), (39); interior nodes, stiffest section, shortest section), added in squares since they couple in a
-    curved rope."""
-    mass = jnp.min(rope.masses[1:-1])
-    axial = 4.0 * jnp.max(rope.axial_stiffness) / mass
-    bending = 16.0 * rope.bending_stiffness / (jnp.min(rope.rest_lengths) ** 2 * mass)
-    return jnp.sqrt(axial + bending)
-
-
-def dashpot_damping(model: ClosingModel, x) -> Float[Array, "R N1 3 3"]:
-    """Lumped axial dashpots (Eq. (26)) of every node: ``2 g c_tes u u^T`` of each adjacent section (the consistent
-    matrix ``c_tes [[u u^T, -u u^T], [-u u^T, u u^T]]`` bounded by its block-diagonal dominance)."""
-    u, _, gain = sections(model, x)
-    blocks = 2.0 * (gain * model.rope.axial_damping)[..., None, None] * u[..., :, None] * u[..., None, :]
-    zero = jnp.zeros_like(blocks[:, :1])
-    return jnp.concatenate([zero, blocks], 1) + jnp.concatenate([blocks, zero], 1)
+__all__ = ["STABLE_PRODUCT", "highest_frequency", "semi_implicit_step"]
 
 
 def semi_implicit_step(model: ClosingModel, t, y: ClosingState, h) -> ClosingState:
@@ -63,9 +39,8 @@ def semi_implicit_step(model: ClosingModel, t, y: ClosingState, h) -> ClosingSta
     terms = contact_forces(model, x, v, y.p, y.w)
     f_c, contact = terms.forces, terms.damping[:, 1:-1]
     f_el, f_damp = internal_forces(model, x, v)
-    dashpots = dashpot_damping(model, x)[:, 1:-1]
-    mass = model.rope.masses[1:-1, None, None] * jnp.eye(3)
-    dv = solve3(mass + h * (contact + dashpots), h * (f_el + f_damp + f_c)[:, 1:-1])
+    dashpots = lumped_axial_damping(model.rope, x)[:, 1:-1]
+    dv = implicit_kick(model.rope.masses[1:-1], contact + dashpots, (f_el + f_damp + f_c)[:, 1:-1], h)
     correction = lambda blocks: jnp.pad(-jnp.einsum("rnab,rnb->rna", blocks, dv), ((0, 0), (1, 1), (0, 0)))  # noqa: E731
     f_c, f_damp = f_c + correction(contact), f_damp + correction(dashpots)
     f_shaft = -jnp.sum(f_c, axis=(0, 1))
