@@ -284,45 +284,47 @@ def _strike(scenario, speed, k_tor, **settings):
     return res.peak_force, (res.impulse, res.rebound_speed, res.status)
 
 
-def test_semi_implicit_strike_converges_to_the_adaptive_solve_at_first_order():
+@pytest.mark.parametrize("overrides, speed", [
+    pytest.param([], 0.06, id="shipped-speed"),
+    pytest.param(["rope.axial_rigidity_N=5e5"], 0.2, id="stiff-fast", marks=pytest.mark.slow),
+])
+def test_semi_implicit_strike_converges_to_the_adaptive_solve_at_first_order(overrides, speed):
     """The fixed-step strike (axial and contact dashpots implicit per node) against Tsit5 at rtol 1e-9 on a
-    6-section rope at 0.06 m/s and, stiffer than any shipped rope, EA = 5e5 N at 0.2 m/s (its own step then
-    falls to the stability limit, 2.3e-6 s): ok, peak force, impulse and rebound within 2e-3, the error about halving
-    with the step (first order); the contact impulse is the shaft's momentum change to round-off."""
-    for overrides, speed in (([], 0.06), (["rope.axial_rigidity_N=5e5"], 0.2)):
-        scenario = load_scenario(CONFIG, [*SMALL, *overrides])
-        strike = jax.jit(lambda v, k, h: _strike(scenario, v, k, scheme="semi_implicit", max_step=h))
-        ref_peak, (ref_impulse, ref_rebound, ref_status) = jax.jit(
-            lambda v, k: _strike(scenario, v, k, rtol=1e-9, atol=1e-12))(speed, 2.0)
-        assert int(ref_status) == Status.OK
-        errors = []
-        for h in (4e-5, 2e-5, 1e-5):
-            peak, (impulse, rebound, status) = strike(speed, 2.0, h)
-            assert int(status) == Status.OK
-            errors.append(abs(float(peak) / float(ref_peak) - 1.0))
-            assert float(impulse) == pytest.approx(float(ref_impulse), rel=2e-3)
-            assert float(rebound) == pytest.approx(float(ref_rebound), rel=2e-3)
-        assert errors[-1] < 2e-3
-        model = scenario.model_of(scenario.params)  # the shaft gets exactly the force the nodes got
-        sol, u = jax.jit(lambda m: rope_impact_solve(m, initial_shape(m)[0], 3, speed, 0.25, n_save=3,
-                                                     scheme="semi_implicit"))(model)
-        _, _, _, w, impulse = sol.ys
-        np.testing.assert_allclose(impulse[-1], 1.79 * (w[-1] - speed * u), rtol=1e-10, atol=1e-14)
-        if not overrides:  # the cap sets the step (the stiff rope's own limit is below all three)
-            assert errors[0] / errors[1] > 1.5 and errors[1] / errors[2] > 1.5, errors
+    6-section rope at 0.06 m/s and (slow), stiffer than any shipped rope, EA = 5e5 N at 0.2 m/s (its own step then
+    falls to the stability limit, 2.3e-6 s): ok, peak force, impulse and rebound within 2e-3, the error about
+    halving with the step (first order); the contact impulse is the shaft's momentum change to round-off."""
+    scenario = load_scenario(CONFIG, [*SMALL, *overrides])
+    strike = jax.jit(lambda v, k, h: _strike(scenario, v, k, scheme="semi_implicit", max_step=h))
+    ref_peak, (ref_impulse, ref_rebound, ref_status) = jax.jit(
+        lambda v, k: _strike(scenario, v, k, rtol=1e-9, atol=1e-12))(speed, 2.0)
+    assert int(ref_status) == Status.OK
+    errors = []
+    for h in (4e-5, 2e-5, 1e-5):
+        peak, (impulse, rebound, status) = strike(speed, 2.0, h)
+        assert int(status) == Status.OK
+        errors.append(abs(float(peak) / float(ref_peak) - 1.0))
+        assert float(impulse) == pytest.approx(float(ref_impulse), rel=2e-3)
+        assert float(rebound) == pytest.approx(float(ref_rebound), rel=2e-3)
+    assert errors[-1] < 2e-3
+    model = scenario.model_of(scenario.params)  # the shaft gets exactly the force the nodes got
+    sol, u = jax.jit(lambda m: rope_impact_solve(m, initial_shape(m)[0], 3, speed, 0.25, n_save=3,
+                                                 scheme="semi_implicit"))(model)
+    _, _, _, w, impulse = sol.ys
+    np.testing.assert_allclose(impulse[-1], 1.79 * (w[-1] - speed * u), rtol=1e-10, atol=1e-14)
+    if not overrides:  # the cap sets the step (the stiff rope's own limit is below all three)
+        assert errors[0] / errors[1] > 1.5 and errors[1] / errors[2] > 1.5, errors
 
 
 def test_semi_implicit_strike_gradients_match_finite_differences():
     """jax.grad of the fixed-step strike's peak force w.r.t. approach speed and k_tor (through the clamp
-    installation and initial-shape solves) against central differences of the same compiled function."""
+    installation and initial-shape solves) against central differences of the same scheme (steps of 2e-5 s)."""
     scenario = load_scenario(CONFIG, SMALL)
-    value_grad = jax.jit(jax.value_and_grad(lambda v, k: _strike(scenario, v, k, scheme="semi_implicit"),
-                                            argnums=(0, 1), has_aux=True))
-    (f0, (_, _, status)), (g_v, g_k) = value_grad(0.06, 2.0)
+    peak = lambda v, k: _strike(scenario, v, k, scheme="semi_implicit", max_step=2e-5)  # noqa: E731
+    (f0, (_, _, status)), (g_v, g_k) = jax.jit(jax.value_and_grad(peak, argnums=(0, 1), has_aux=True))(0.06, 2.0)
     assert int(status) == Status.OK
-    h = 1e-4
-    fd_v = (value_grad(0.06 * (1 + h), 2.0)[0][0] - value_grad(0.06 * (1 - h), 2.0)[0][0]) / (2 * h * 0.06)
-    fd_k = (value_grad(0.06, 2.0 * (1 + h))[0][0] - value_grad(0.06, 2.0 * (1 - h))[0][0]) / (2 * h * 2.0)
+    value, h = jax.jit(lambda v, k: peak(v, k)[0]), 1e-4
+    fd_v = (value(0.06 * (1 + h), 2.0) - value(0.06 * (1 - h), 2.0)) / (2 * h * 0.06)
+    fd_k = (value(0.06, 2.0 * (1 + h)) - value(0.06, 2.0 * (1 - h))) / (2 * h * 2.0)
     assert float(g_v) == pytest.approx(float(fd_v), rel=2e-3) and float(g_v) > 0.0
     assert float(g_k) == pytest.approx(float(fd_k), rel=2e-3) and float(g_k) > 0.0
 
