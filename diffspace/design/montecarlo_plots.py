@@ -22,7 +22,7 @@ def _pyplot():
 
 def plot_histograms(path: Path, values: dict[str, np.ndarray], stats: dict[str, dict]) -> None:
     """One histogram per output (usable runs), its mean, the band between percentiles 0.135 and 99.865 and, for
-an output in separated groups, where they split."""
+    an output in separated groups, where they split."""
     names = [n for n in values if stats[n]["count"] > 0][:MAX_OUTPUTS]
     if not names:
         return

@@ -64,7 +64,8 @@ def output_statistics(values: np.ndarray, failed: np.ndarray) -> dict:
 
 
 def _density(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Binned Gaussian kernel density of ``values`` (Silverman's bandwidth) on a grid: ``(grid, density)``."""
+    """Binned Gaussian kernel density of ``values`` (half Silverman's bandwidth) on a grid, as runs within one kernel
+    width of each point: ``(grid, density)``."""
     spread = min(np.std(values, ddof=1), np.subtract(*np.percentile(values, [75, 25])) / 1.34) or np.std(values)
     bandwidth = BANDWIDTH * spread * values.size ** -0.2
     edges = np.linspace(values.min() - 3 * bandwidth, values.max() + 3 * bandwidth, DENSITY_BINS + 1)
@@ -76,21 +77,27 @@ def _density(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return 0.5 * (edges[1:] + edges[:-1]), window * np.convolve(counts, kernel / kernel.sum())[half:half + DENSITY_BINS]
 
 
+def _valleys(density: np.ndarray, peaks: list[int]) -> list[int]:
+    """The lowest point between each two neighbouring peaks."""
+    return [a + int(np.argmin(density[a:b + 1])) for a, b in zip(peaks, peaks[1:])]
+
+
 def _merge_once(density: np.ndarray, peaks: list[int], share: np.ndarray) -> list[int] | None:
-    """``peaks`` with one peak removed (the weakest link: a too-small group, else the shallowest valley), or
-    ``None`` when every group is its own."""
-    valleys = [a + int(np.argmin(density[a:b + 1])) for a, b in zip(peaks, peaks[1:])]
+    """``peaks`` with one peak removed (the smallest group below ``MODE_SHARE``, else the lower peak of the
+    weakest split that is too shallow or within the count noise), or ``None`` when every group is its own."""
     small = [i for i in np.argsort(share) if share[i] < MODE_SHARE]
     if small:
         return peaks[:small[0]] + peaks[small[0] + 1:]
-    lower_peak = [min(density[a], density[b]) for a, b in zip(peaks, peaks[1:])]
-    depth = [density[v] / p for v, p in zip(valleys, lower_peak)]
-    noise = [(p - density[v]) / np.sqrt(p + density[v]) for v, p in zip(valleys, lower_peak)]
-    weakness = [d - VALLEY + max(0.0, SIGNIFICANCE - z) for d, z in zip(depth, noise)]
-    worst = int(np.argmax(weakness)) if weakness else 0
-    if not weakness or (depth[worst] < VALLEY and noise[worst] >= SIGNIFICANCE):
+    weak = []
+    for i, (v, a, b) in enumerate(zip(_valleys(density, peaks), peaks, peaks[1:])):
+        low = min(density[a], density[b])
+        depth, noise = density[v] / low, (low - density[v]) / np.sqrt(low + density[v])
+        if depth >= VALLEY or noise < SIGNIFICANCE:
+            weak.append((depth - VALLEY + max(0.0, SIGNIFICANCE - noise), i))
+    if not weak:
         return None
-    lower = worst if density[peaks[worst]] < density[peaks[worst + 1]] else worst + 1
+    _, i = max(weak)
+    lower = i if density[peaks[i]] < density[peaks[i + 1]] else i + 1
     return peaks[:lower] + peaks[lower + 1:]
 
 
@@ -103,8 +110,7 @@ def output_modes(values: np.ndarray) -> list[dict]:
     rising = np.diff(density, prepend=-np.inf) > 0
     peaks = [i for i in range(len(density)) if rising[i] and (i + 1 == len(density) or density[i + 1] <= density[i])]
     while True:
-        valleys = [a + int(np.argmin(density[a:b + 1])) for a, b in zip(peaks, peaks[1:])]
-        cuts = np.array([grid[v] for v in valleys])
+        cuts = np.array([grid[v] for v in _valleys(density, peaks)])
         group = np.searchsorted(cuts, values)
         share = np.bincount(group, minlength=len(peaks)) / values.size
         merged = _merge_once(density, peaks, share)
