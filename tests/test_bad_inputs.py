@@ -150,6 +150,7 @@ def test_failed_run_writes_its_run_so_far_and_other_commands_are_refused(tmp_pat
     assert json.loads((out / "manifest.json").read_text())["command"] == "run"
 
 
+@pytest.mark.slow  # CI time; test_failed_runs checks a run stopped by its step budget fast
 @pytest.mark.timeout(1200)
 def test_segment_budget_names_phase_and_time(tmp_path):
     code, err = _run(["run", str(CONFIGS / "ejection_plane.toml"), "--out", str(tmp_path / "o"),

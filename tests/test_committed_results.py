@@ -1,6 +1,6 @@
 """The committed results reproduce: rerunning the shipped configs gives the numbers in experiments/results/ (ejection
-study, flexible-arm paper example, unilateral press-and-slide time series) to
-1e-10 relative (a refactoring that changes a result shows up here; a change of the physics regenerates the
+study, flexible-arm paper example, unilateral press-and-slide time series to 1e-10 relative; the snare strike, the
+snare closing and the mast deployment, ``experiments/committed_runs.py``, to 1e-12) (a refactoring that changes a result shows up here; a change of the physics regenerates the
 results with the experiment script and says so in its commit).
 
 Quantities that are round-off by nature (energy residuals, constraint violations, momentum drifts, solver step
@@ -79,3 +79,19 @@ def test_unilateral_press_slide_reproduces(tmp_path):
         assert set(committed.files) <= set(fresh.files), name
         for key in committed.files:
             np.testing.assert_allclose(fresh[key], committed[key], rtol=1e-10, atol=1e-12, err_msg=f"{name}:{key}")
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1800)
+@pytest.mark.parametrize("name", ["snare", "snare_closing", "deployment"])
+def test_shipped_run_reproduces(tmp_path, name):
+    """``diffspace run`` of the snare strike, snare closing and deployment configs (the bench's shipped configs):
+    every number of the summary committed by ``experiments/committed_runs.py`` to 1e-12 relative."""
+    from diffspace.app.bench.scenarios import CONFIGS
+    from diffspace.io.packaged import packaged_config
+
+    out = tmp_path / name
+    assert main(["run", str(packaged_config(CONFIGS[name])), "--out", str(out), "--quiet"]) == 0
+    fresh = json.loads((out / "summary.json").read_text())
+    committed = json.loads((RESULTS / "committed_runs" / name / "summary.json").read_text())
+    _assert_same(fresh, committed, rtol=1e-12)

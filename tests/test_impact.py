@@ -292,6 +292,7 @@ def _synthetic(speeds, seed, k=2e7, c=0.7, noise=0.003):
     return v_out, f_peak
 
 
+@pytest.mark.slow  # CI time; fits stay fast in test_report_plots (parity) and the fit command tests
 def test_fit_recovers_parameters_from_noisy_synthetic_data():
     """The generic least-squares fit (row-wise reverse-mode Jacobians through the impact events) recovers k
     and c (true 2e7 and 0.7, start 1.4e7 and 0.632) from four impacts with 0.3 % noise, within 4 standard

@@ -156,6 +156,7 @@ def embedded(report: Path) -> dict:
     return json.loads(match.group(1).replace("<\\/", "</"))
 
 
+@pytest.mark.slow  # CI time; the browser tests of the fast suite draw posed scenes
 @pytest.mark.timeout(600)
 def test_ejection_scene_poses_are_the_cores_frame_poses(tmp_path):
     """Every body's pose in the report equals frame_pose of the simulated (locked) robot at the sampled times."""

@@ -170,6 +170,7 @@ def test_figure_features_reach_the_interactive_plot(tmp_path):
     assert layout["xaxis"]["ticktext"] == ["zero", "one"]
 
 
+@pytest.mark.slow  # CI time; the other plot tests of this file stay fast
 @pytest.mark.timeout(300)
 def test_impact_plot_zooms_to_the_contact_and_optimize_report_shows_both_designs(tmp_path):
     """``diffspace optimize`` of the air-table impact (minimum peak force with the impulse at least 2.5 N s,

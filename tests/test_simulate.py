@@ -235,6 +235,7 @@ def _spring_wall_exact(speed):
     return jnp.stack([omega * speed, release, -speed * (_T_FINAL - release), -speed])
 
 
+@pytest.mark.slow  # CI time; the capture gradients through neutral events stay fast (conformance, test_capture)
 def test_neutral_event_keeps_exact_derivatives_without_differentiating_its_indicator():
     """A neutral event (``integrate.neutral_event``: the force peak of a mass on a spring wall) is never
     differentiated, yet the force it records, the release time of the ordinary event combined with it
