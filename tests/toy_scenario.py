@@ -1,7 +1,9 @@
 """A toy scenario for the design-layer and command-line tests: exponential decay ``x(t) = A exp(-r t)``.
 
 Registered by the tests under the name "toy" (selector section ``[toy]``); ``python -c RUNNER`` runs the
-command line in a subprocess with it registered.
+command line in a subprocess with it registered. ``ProbedToy`` (registered as "probed_toy", selected by
+``scenario = "probed_toy"``) observes the decay at a probe time that each experiment sets, so that its fits
+identify the rate and the amplitude together.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from diffspace.scenarios import AbstractOutcome, AbstractParams, AbstractScenari
 from diffspace.core.status import Status, flag
 
 ENTRY = ("toy", "toy_scenario:Toy")
+PROBED_ENTRY = ("toy", "toy_scenario:ProbedToy")
 RUNNER = """
 import sys
 from diffspace import scenarios
@@ -84,6 +87,35 @@ class Toy(AbstractScenario):
     def read_data(self, path: Path) -> FitData:
         rows = np.loadtxt(path, delimiter=",", skiprows=1, ndmin=2)
         return FitData({"toy.amplitude": rows[:, 0]}, {"final_value": rows[:, 1]}, {"final_value": np.full(len(rows), 1e-3)})
+
+
+class ProbedParams(ToyParams):
+    probe: Float[Array, ""]  # s
+
+
+class ProbedToy(Toy):
+    """The toy observed at a probe time ``t`` (design key ``toy.probe_s``, set per experiment by the data):
+    ``probed_value = A exp(-r t)``. Data: CSV columns ``probe_s, probed_value, sigma`` (absolute noise)."""
+
+    @classmethod
+    def schema(cls) -> Schema:
+        return Schema({"toy": {**Toy.schema().sections["toy"], "probe_s": Field("float", 0.5, gt=0.0)}})
+
+    @classmethod
+    def from_config(cls, cfg: dict) -> "ProbedToy":
+        t = cfg["toy"]
+        params = ProbedParams(jnp.asarray(t["rate"]), jnp.asarray(t["amplitude"]), jnp.asarray(t["probe_s"]))
+        return cls(params=params, horizon=jnp.asarray(t["horizon_s"]))
+
+    def design_space(self):
+        return super().design_space() + (Parameter("toy.probe_s", 0.01, 10.0, "s", "probe"),)
+
+    def metrics(self, params: ProbedParams) -> dict:
+        return super().metrics(params) | {"probed_value": params.amplitude * jnp.exp(-params.rate * params.probe)}
+
+    def read_data(self, path: Path) -> FitData:
+        rows = np.loadtxt(path, delimiter=",", skiprows=1, ndmin=2)
+        return FitData({"toy.probe_s": rows[:, 0]}, {"probed_value": rows[:, 1]}, {"probed_value": rows[:, 2]})
 
 
 def constrained_optimize_table(steps: int, sweep_samples: int, chunk_size: int) -> str:

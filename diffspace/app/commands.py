@@ -3,7 +3,8 @@
 Config loading: read the TOML, apply ``--set`` overrides, pick the scenario (``scenario`` key or selector
 section), split off the design sections (``[sweep]``, ``[montecarlo]``, ``[optimize]``, ``[fit]``,
 ``[study]``), make every path-valued key absolute (so derived configs such as ``fitted.toml`` run from
-anywhere), validate against the scenario's schema and build the scenario.
+anywhere; the design keys of ``DESIGN_PATHS`` too), validate against the scenario's schema and build the
+scenario.
 """
 
 from __future__ import annotations
@@ -60,6 +61,23 @@ def _absolute_paths(raw: dict, schema: Schema, base_dir: Path) -> list[Path]:
     return files
 
 
+DESIGN_PATHS = {"montecarlo": ("from_fit",)}  # design keys naming another command's results directory
+
+
+def _absolute_design_paths(tables: dict, base_dir: Path) -> list[Path]:
+    """Make the ``DESIGN_PATHS`` keys absolute (relative to ``base_dir``, the config's folder); returns the
+    ``summary.json`` each names, which joins the config's files (hashed with it: a refit is a new campaign)."""
+    files = []
+    for section, keys in DESIGN_PATHS.items():
+        for key in keys:
+            value = tables.get(section, {}).get(key)
+            if isinstance(value, str) and value:
+                directory = Path(value) if Path(value).is_absolute() else (base_dir / value).resolve()
+                tables[section][key] = str(directory)
+                files.append(directory / "summary.json")
+    return files
+
+
 def load(path: Path, overrides: list[str]) -> Loaded:
     raw = apply_overrides(read_toml(path), overrides)
     name = scenario_name(raw, str(path))
@@ -70,6 +88,7 @@ def load(path: Path, overrides: list[str]) -> Loaded:
                 raise ConfigError(f"{section}: expected a table")
             tables[section] = raw.pop(section)
     files = _absolute_paths(raw, scenario_class(name).schema(), path.resolve().parent)
+    files += _absolute_design_paths(tables, path.resolve().parent)
     cls, cfg = resolve_config(raw, path.resolve().parent, str(path))
     return Loaded(name, cls.from_config(cfg), raw, tables, cfg, files)
 
@@ -165,10 +184,15 @@ def command_montecarlo(args, loaded: Loaded) -> dict | None:
 def command_optimize(args, loaded: Loaded) -> dict:
     if "optimize" not in loaded.design:
         raise ConfigError(f"{args.config}: no [optimize] table in this config")
-    problem = design.parse_problem(loaded.scenario, loaded.design["optimize"])
+    table, builder = loaded.design["optimize"], loaded.builder()
+    dispersions = None
+    if "uncertainty" in table and "montecarlo" in loaded.design:  # optimization under uncertainty
+        dispersions = design.prepare_montecarlo(design.parse_montecarlo(loaded.design["montecarlo"]),
+                                                loaded.scenario, builder)
+    problem = design.parse_problem(loaded.scenario, table, dispersions)
     processes = _processes(args)
     with _shared_result_dir(args, loaded, processes) as work:
-        summary, optimum = design.run_optimize(loaded.builder(), loaded.scenario, problem, work,
+        summary, optimum = design.run_optimize(builder, loaded.scenario, problem, work,
                                                progress=not args.quiet, processes=processes)
         if summary is None:  # not the lead: its share of the sweep is done
             return None

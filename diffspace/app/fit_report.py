@@ -86,6 +86,7 @@ def write_fit(out: Path, loaded, data_path: Path, data: FitData, result: FitResu
     summary = {
         "fitted": dict(result.params),
         "std_errors": dict(result.std_errors),
+        "covariance": result.covariance,  # rows and columns in the order of "fitted"; read by montecarlo.from_fit
         "rms_normalised_residual": result.rms,
         "max_abs_relative_error": {k: float(np.max(np.abs(predicted[k] / v - 1.0))) for k, v in data.measured.items()},
         "iterations": result.n_iter,

@@ -17,7 +17,8 @@ column by column,
 by ``lax.map`` over the unit directions ``e_i`` (one program for every column; no extra batch axis reaches
 the batched LAPACK solves, where jaxlib 0.10.2's CPU thread pool can deadlock); the backward pass contracts the
 cotangent with it,
-:math:`\bar d_i = \sum_m \bar m \cdot J_{m,i}`. ``jax.grad``, ``jax.jacrev`` and ``jax.vmap`` of
+:math:`\bar d_i = \sum_m \bar m \cdot J_{m,i}`, where a metric whose cotangent is zero contributes nothing
+even if its Jacobian is not finite (a failed run that a statistic excludes). ``jax.grad``, ``jax.jacrev`` and ``jax.vmap`` of
 :func:`design_metrics` therefore work as usual. Only the design variables are differentiated: a traced and
 differentiated scenario raises (differentiate ``scenario.metrics`` directly for that, in reverse mode).
 """
@@ -71,7 +72,11 @@ def _design_metrics_bwd(tangents, cotangent, perturbed, design, scenario):
     flat, unravel, _ = _split(design, perturbed)
 
     def term(tangent, ct):  # None: not a floating-point metric, or no cotangent flows into it
-        return None if tangent is None or ct is None else jnp.tensordot(tangent, ct, axes=jnp.ndim(ct))
+        if tangent is None or ct is None:
+            return None
+        # a metric with a zero cotangent contributes nothing, even where its derivative is not finite (a failed
+        # run excluded by a statistic: the double-where pattern; 0 * NaN would poison the whole gradient)
+        return jnp.tensordot(jnp.where(ct == 0, 0.0, tangent), ct, axes=jnp.ndim(ct))
 
     terms = jax.tree_util.tree_map(term, tangents, cotangent, is_leaf=lambda x: x is None)
     return unravel(sum(jax.tree_util.tree_leaves(terms), jnp.zeros_like(flat)))

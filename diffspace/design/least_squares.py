@@ -69,7 +69,8 @@ def at_bound(transform: Transform, z: float, margin: float = 1e-3) -> bool:
 
 @dataclass
 class FitResult:
-    """Optimum and linearised statistics. Arrays are numpy; ``jacobian`` is ``dr/dtheta`` (natural units)."""
+    """Optimum and linearised statistics. Arrays are numpy; ``jacobian`` is ``dr/dtheta`` (natural units);
+    ``covariance`` and ``correlation`` have their rows and columns in the order of ``names``."""
 
     names: list[str]
     params: dict[str, float]
@@ -99,6 +100,7 @@ class FitResult:
             "relative_std_errors": {
                 k: fin(self.std_errors[k] / abs(v)) if v != 0 else None for k, v in self.params.items()
             },
+            "covariance": [[fin(x) for x in row] for row in self.covariance],
             "correlation": [[fin(x) for x in row] for row in self.correlation],
             "residuals": [fin(x) for x in self.residuals],
             "rms_residual": fin(self.rms),

@@ -33,31 +33,34 @@ from .sweep import PLOT_POINTS, ChunkStore, ResultsTable, compute_chunks, stored
 
 
 def prepare_montecarlo(spec: MonteCarloSpec, scenario: AbstractScenario, builder: cs.CaseBuilder) -> MonteCarloSpec:
-    """``spec`` checked against the scenario (every dispersed key a continuous design variable, every output
-    a metric; no outputs: all metrics), the config's values filling the means not given."""
+    """``spec`` checked against the scenario (every dispersed key a continuous design variable whose values its
+    config allows, every output a metric; no outputs: all metrics), the config's values filling the means not
+    given. The result's :meth:`~MonteCarloSpec.values` are the campaign's inputs."""
     parameters = {p.key: p for p in scenario.design_space()}
     for key in spec.input_keys:
         if key not in parameters or parameters[key].integer:
             known = ", ".join(k for k, p in parameters.items() if not p.integer) or "none"
-            raise ConfigError(f"montecarlo.dispersions.{key}: not a continuous design variable of "
+            raise ConfigError(f"{spec.where(key)}: not a continuous design variable of "
                               f"'{scenario.name}' (known: {known})")
     names = scenario.metrics_names()
     unknown = [o for o in spec.outputs if o not in names]
     if unknown:
         raise ConfigError(f"montecarlo.outputs: unknown metric(s) {', '.join(unknown)} (known: {', '.join(names)})")
     spec = dataclasses.replace(spec, outputs=spec.outputs or tuple(names))
-    spec = spec.with_means({k: (builder.configured(scenario, (k,)) or {}).get(k) for k in spec.input_keys})
-    for dispersion in spec.dispersions:
-        _check_allowed(dispersion, type(scenario).schema())
+    keys = [d.key for d in spec.dispersions]  # the fitted keys have their means
+    spec = spec.with_means({k: (builder.configured(scenario, (k,)) or {}).get(k) for k in keys})
+    for dispersion in spec.marginals():
+        _check_allowed(dispersion, type(scenario).schema(), spec)
     return spec
 
 
 NEVER_DRAWN = 2.0**-53  # below the smallest uniform number drawn: such a tail is never sampled
 
 
-def _check_allowed(dispersion, schema) -> None:
+def _check_allowed(dispersion, schema, spec: MonteCarloSpec) -> None:
     """Refuse a dispersion that can draw values its config key does not allow (``diffspace run`` would refuse
-    them), saying how much of it lies outside: truncate it to the allowed range instead."""
+    them), saying how much of it lies outside: truncate it to the allowed range instead. A fitted (correlated)
+    normal is never truncated (a joint truncation would change its covariance)."""
     section, name = dispersion.key.split("[")[0].split(".", 1)
     field = schema.sections.get(section, {}).get(name)
     if field is None:
@@ -68,9 +71,11 @@ def _check_allowed(dispersion, schema) -> None:
     if outside > NEVER_DRAWN:
         bounds = [f"{'above' if field.gt is not None else 'at least'} {low:g}"] if math.isfinite(low) else []
         allowed = " and ".join(bounds + ([f"at most {high:g}"] if math.isfinite(high) else []))
-        raise ConfigError(f"montecarlo.dispersions.{dispersion.key}: {outside:.3g} of this {dispersion.distribution} "
-                          f"distribution lies outside the values the key allows ({allowed}); truncate it with "
-                          "lower / upper inside that range")
+        remedy = ("truncate it with lower / upper inside that range" if dispersion.key not in spec.fitted_keys else
+                  "a fitted normal is not truncated: refit with more informative data, or give this key's "
+                  "dispersion by hand in montecarlo.dispersions instead of montecarlo.from_fit")
+        raise ConfigError(f"{spec.where(dispersion.key)}: {outside:.3g} of this {dispersion.distribution} "
+                          f"distribution lies outside the values the key allows ({allowed}); {remedy}")
 
 
 def run_montecarlo(builder: cs.CaseBuilder, spec: MonteCarloSpec, out: Path, progress: bool = True,
@@ -126,12 +131,9 @@ def _summary(spec: MonteCarloSpec, values: dict[str, np.ndarray], status: np.nda
     run_failed = np.asarray(failed(status)) | (status == INVALID_CONFIG)
     rows = _statistics_rows(spec)
     labels, counts = np.unique([status_label(int(s)) for s in status], return_counts=True)
-    moments = spec.moments()
     summary = {
         "samples": spec.samples, "runs": spec.n_cases, "seed": spec.seed, "sensitivity": list(spec.sensitivity),
-        "dispersions": {d.key: {"distribution": d.distribution, "mean": d.mean, "std": d.std, "lower": d.lower,
-                                "upper": d.upper, "sampled_mean": moments[d.key][0],
-                                "sampled_std": moments[d.key][1]} for d in spec.dispersions},
+        **_inputs_summary(spec),
         "status_counts": {str(k): int(n) for k, n in zip(labels, counts)},
         "failed_runs": int(run_failed.sum()), "statistics_runs": int(rows.sum()),
         "outputs": {k: output_statistics(v[rows], run_failed[rows]) for k, v in values.items()},
@@ -145,6 +147,19 @@ def _summary(spec: MonteCarloSpec, values: dict[str, np.ndarray], status: np.nda
         summary["confidence"] = spec.confidence
         summary["sobol_notes"] = sobol_notes(summary)
     return summary
+
+
+def _inputs_summary(spec: MonteCarloSpec) -> dict:
+    """``dispersions``: every key's distribution as given and its moments as sampled (a fitted key: ``from_fit``,
+    the fit's directory); with ``from_fit``, the fitted keys' mean, covariance and correlation as sampled."""
+    moments, c = spec.moments(), spec.correlated
+    dispersions = {d.key: {"distribution": d.distribution, "mean": d.mean, "std": d.std, "lower": d.lower,
+                           "upper": d.upper, "sampled_mean": moments[d.key][0], "sampled_std": moments[d.key][1]}
+                   | ({"from_fit": c.source} if d.key in spec.fitted_keys else {}) for d in spec.marginals()}
+    if c is None:
+        return {"dispersions": dispersions}
+    return {"dispersions": dispersions, "from_fit": {"directory": c.source, "keys": list(c.keys), "mean": list(c.mean),
+                                                      "covariance": c.covariance, "correlation": c.correlation()}}
 
 
 def _outcomes(spec: MonteCarloSpec, declared: tuple[str, ...], outcomes: list[str]) -> dict:

@@ -14,7 +14,11 @@ units), so one uniform design serves every distribution and a case's inputs depe
   :math:`(b-a)/\sqrt{12}`;
 * log-normal with mean :math:`m` and standard deviation :math:`s` (of :math:`x` itself):
   :math:`\sigma_l^2 = \ln(1 + s^2/m^2)`, :math:`\mu_l = \ln m - \sigma_l^2/2`,
-  :math:`x = \exp(\mu_l + \sigma_l \Phi^{-1}(u))`.
+  :math:`x = \exp(\mu_l + \sigma_l \Phi^{-1}(u))`;
+* jointly normal keys :math:`N(\mu, \Sigma)` (:class:`CorrelatedNormal`, e.g. parameters a fit estimated, with
+  their covariance), one uniform number per key: :math:`z_j = \Phi^{-1}(u_j)` and :math:`x = \mu + L z` with
+  :math:`L L^T = \Sigma` (Cholesky), so :math:`E[x] = \mu` and :math:`\operatorname{Cov}(x) = L\,I\,L^T = \Sigma`
+  (untruncated); each key alone is :math:`N(\mu_j, \sqrt{\Sigma_{jj}})`.
 
 :math:`\Phi` is evaluated as :math:`\tfrac12\operatorname{erfc}(-x/\sqrt2)` (C library ``erfc``), and
 :math:`\Phi^{-1}` by Acklam's rational approximation (relative error below 1.2e-9) refined by one Halley
@@ -164,3 +168,41 @@ def _truncated_standard_ppf(u: np.ndarray, alpha: float, beta: float) -> np.ndar
         return -_truncated_standard_ppf(1.0 - u, -beta, -alpha)
     lo, hi = float(normal_cdf(alpha)), float(normal_cdf(beta))
     return np.clip(normal_ppf(lo + u * (hi - lo)), alpha, beta)
+
+
+@dataclasses.dataclass(frozen=True)
+class CorrelatedNormal:
+    """Jointly normal design keys (config units): mean ``mean`` and covariance ``covariance`` (rows and columns
+    in the order of ``keys``), sampled from one uniform number per key (module docstring). ``source``: where they
+    come from (a fit's results directory)."""
+
+    keys: tuple[str, ...]
+    mean: tuple[float, ...]
+    covariance: tuple[tuple[float, ...], ...]
+    source: str = ""
+
+    def factor(self) -> np.ndarray:
+        """The lower-triangular ``L`` with ``L L^T = covariance``; ``LinAlgError`` unless positive definite."""
+        return np.linalg.cholesky(np.asarray(self.covariance, float))
+
+    def ppf(self, u: np.ndarray) -> np.ndarray:
+        """The values at uniform numbers ``u`` in (0, 1), shape ``(n, len(keys))``: ``mean + L Phi^-1(u)`` row by
+        row, one column per key."""
+        return np.asarray(self.mean) + normal_ppf(u) @ self.factor().T
+
+    @property
+    def std(self) -> np.ndarray:
+        return np.sqrt(np.diag(np.asarray(self.covariance, float)))
+
+    def correlation(self) -> np.ndarray:
+        return np.asarray(self.covariance, float) / np.outer(self.std, self.std)
+
+    @property
+    def independent(self) -> bool:
+        """No two keys correlated (a diagonal covariance)."""
+        covariance = np.asarray(self.covariance, float)
+        return not np.any(covariance - np.diag(np.diag(covariance)))
+
+    def marginals(self) -> tuple[Dispersion, ...]:
+        """Each key's own distribution: normal with its mean and standard deviation."""
+        return tuple(Dispersion(k, "normal", float(m), float(s)) for k, m, s in zip(self.keys, self.mean, self.std))

@@ -17,6 +17,7 @@ the configured design when that is feasible.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import sys
 
@@ -28,11 +29,12 @@ import numpy as np
 from ..io.results import write_timeseries
 from ..scenarios import AbstractScenario
 from . import cases as cs
-from .gradient import design_metrics
 from .distributed import SOLO
 from .optimize_report import best_sweep_rows, plot_history, report, write_sweep_table
 from .optimize_sweep import sweep_stage
 from .problem import Problem, barrier
+from .robust import assess
+from .robust_report import robust_report
 from .progress import Bar, Spinner, compiling
 from .run import baseline_design, write_cases
 
@@ -48,18 +50,17 @@ def _design(problem: Problem, z, choice) -> dict:
 
 
 def _loss(z, scenario: AbstractScenario, choice, scale, problem: Problem):
-    m = design_metrics(scenario, _design(problem, z, choice))
-    value, g = problem.objective(m), problem.g(m)
-    loss = -value / scale + problem.options["barrier_weight"] * jnp.sum(barrier(g))
-    return loss, (value, g, problem.usable(m, m["status"]), problem.outcome_met(m))
+    a = assess(problem, scenario, _design(problem, z, choice))
+    loss = -a.value / scale + problem.options["barrier_weight"] * jnp.sum(barrier(a.g))
+    return loss, a
 
 
 def _jet(z, scenario, choice, problem):
     """Objective, constraints, their gradients with respect to ``z`` and usability (a run that did not fail,
     with the required outcomes: for the polish)."""
     def parts(zz):
-        m = design_metrics(scenario, _design(problem, zz, choice))
-        return (problem.objective(m), problem.g(m)), problem.usable(m, m["status"]) & problem.outcome_met(m)
+        a = assess(problem, scenario, _design(problem, zz, choice))
+        return (a.value, a.g), a.usable & a.met
 
     (value, g), pullback, usable = jax.vjp(parts, z, has_aux=True)
     grad_value = pullback((jnp.ones_like(value), jnp.zeros_like(g)))[0]
@@ -85,13 +86,16 @@ class _Runner:
         state = jax.vmap(optimizer.init)(z)
         best_value = np.full(len(starts), -np.inf)
         best_z = np.asarray(z).copy()
-        history, constraint_history, excluded = [], [], 0
+        history, constraint_history, excluded, failed_runs = [], [], 0, 0
         label = f"optimize{'' if choice is None else f' ({problem.choice_key} = {choice})'}"
-        first = compiling(f"the objective's gradient through the simulation ({len(starts)} starts at once)")
+        runs = "" if problem.uncertainty is None else f" x {problem.uncertainty.samples} dispersed runs"
+        first = compiling(f"the objective's gradient through the simulation ({len(starts)} starts at once{runs})")
         choice_arg = jnp.asarray(0.0 if choice is None else float(choice))
         with Bar(label, problem.options["steps"] + 1, "step", progress, first=first) as bar:
             for step in range(problem.options["steps"] + 1):
-                (loss, (value, g, usable, met)), grads = self.step(z, self.scenario, choice_arg, scale)
+                (loss, a), grads = self.step(z, self.scenario, choice_arg, scale)
+                value, g, usable, met = a.value, a.g, a.usable, a.met
+                failed_runs += int(np.sum(a.failed_runs))
                 ok = (np.asarray(usable) & np.isfinite(np.asarray(loss))
                       & np.all(np.isfinite(np.asarray(grads)), axis=1))
                 bar.update(1)
@@ -111,7 +115,7 @@ class _Runner:
                 state = jax.tree_util.tree_map(
                     lambda new, old: jnp.where(keep.reshape((-1,) + (1,) * (new.ndim - 1)), new, old),
                     new_state, state)
-        return best_z, best_value, np.stack(history), np.stack(constraint_history), excluded
+        return Search(best_z, best_value, np.stack(history), np.stack(constraint_history), excluded, failed_runs)
 
     def polish(self, z: np.ndarray, choice) -> tuple[np.ndarray, float] | None:
         """Newton steps along ``grad J`` onto the most active constraint; the best feasible point or None."""
@@ -134,64 +138,94 @@ class _Runner:
         return best
 
 
-def _starts(problem: Problem, table: dict, choice, configured, rng) -> np.ndarray:
-    """Adam's starts for one choice: the configured design first, then the best feasible sweep rows, then
-    random points of the box (``n_starts`` in all)."""
-    n_starts = problem.options["n_starts"]
-    rows = best_sweep_rows(table, problem, choice, n_starts)
-    seeds = [] if configured is None else [configured]
-    seeds = (seeds + [r for r in rows if configured is None or not np.array_equal(r, configured)])[:n_starts]
-    return np.concatenate([np.reshape(seeds, (-1, len(problem.keys))), problem.sample(rng, n_starts - len(seeds))])
+@dataclasses.dataclass
+class Search:
+    """Adam's result for one choice: every start's best feasible iterate and value, the objective and
+    constraint histories (steps x starts), the excluded steps and the dispersed runs that failed."""
+
+    best_z: np.ndarray
+    best_value: np.ndarray
+    history: np.ndarray
+    constraint_history: np.ndarray
+    excluded: int
+    failed_runs: int
+
+
+def _starts(problem: Problem, table: dict, choice, seeds: list, rng) -> np.ndarray:
+    """Adam's starts for one choice: ``seeds`` (the configured design; for a robust problem the nominal optimum
+    before it), then the best feasible sweep rows, then random points of the box (``n_starts`` in all)."""
+    chosen = []
+    for point in [*seeds, *best_sweep_rows(table, problem, choice, problem.options["n_starts"])]:
+        if not any(np.array_equal(point, c) for c in chosen):
+            chosen.append(point)
+    chosen = chosen[:problem.options["n_starts"]]
+    return np.concatenate([np.reshape(chosen, (-1, len(problem.keys))),
+                           problem.sample(rng, problem.options["n_starts"] - len(chosen))])
+
+
+def _search(runner: _Runner, table: dict, seeds: list, rng, progress: bool) -> tuple[list, list[Search]]:
+    """Multi-start Adam for every choice, then the polish of the best point; the candidates
+    ``(value, z, choice)`` best first, and each choice's search."""
+    problem = runner.problem
+    candidates, searches = [], []
+    for choice in problem.choices:
+        feasible_values = table["objective"][table["feasible"]]
+        scale = float(np.max(np.abs(feasible_values))) if feasible_values.size else 1.0
+        found = runner.adam(_starts(problem, table, choice, seeds, rng), choice, max(scale, 1e-12), progress)
+        searches.append(found)
+        candidates += [(float(v), z, choice) for v, z in zip(found.best_value, found.best_z) if np.isfinite(v)]
+    candidates.sort(key=lambda c: -c[0])
+    if candidates and problem.options["polish"]:
+        with Spinner("optimize polish", progress) as spin:
+            spin.compile_stage("the constraints' Jacobian for the polish", running="polishing the best point")
+            value, z, choice = candidates[0]
+            polished = runner.polish(z, choice)
+            if polished is not None and polished[1] > value:
+                candidates.insert(0, (polished[1], polished[0], choice))
+    return candidates, searches
 
 
 def run_optimize(builder: cs.CaseBuilder, scenario: AbstractScenario, problem: Problem, out, progress=True,
                  processes=SOLO):
     """Sweep, multi-start Adam per choice, polish; write ``sweep.csv``, ``timeseries.csv``, ``optimize.png``
     (convergence) and, for the report, the configured design's and the optimum's outputs and scenes in
-    ``baseline/`` and ``optimum/``.
+    ``baseline/`` and ``optimum/``. A robust problem (:mod:`~diffspace.design.robust`) first finds the nominal
+    optimum (the same problem on the nominal design), then searches again from it on the statistics over the
+    dispersed runs, and checks both optima on fresh draws (:mod:`~diffspace.design.robust_report`; the nominal
+    optimum's outputs in ``nominal_optimum/``).
     Returns ``(summary, optimum design dict)``; among several processes the sweep is shared and the others
     return ``(None, None)`` after it."""
 
-    opts = problem.options
+    opts, nominal = problem.options, problem.nominal()
     rng = np.random.default_rng(opts["seed"])
     configured = problem.clip(builder.configured(scenario, problem.keys))
     samples = problem.sample(rng, opts["sweep_samples"])
     if configured is not None:
         samples = np.concatenate([configured[None], samples[:-1]])
-    table = sweep_stage(builder, problem, samples, out, progress, processes)
+    table = sweep_stage(builder, nominal, samples, out, progress, processes)
     if table is None:
         return None, None
-    write_sweep_table(out / "sweep.csv", problem, table, bool(type(scenario).outcomes))
-    runner = _Runner(scenario, problem)
-    candidates, histories, g_histories, excluded = [], [], [], 0
-    for choice in problem.choices:
-        starts = _starts(problem, table, choice, configured, rng)
-        feasible_values = table["objective"][table["feasible"]]
-        scale = float(np.max(np.abs(feasible_values))) if feasible_values.size else 1.0
-        best_z, best_value, history, g_history, bad = runner.adam(starts, choice, max(scale, 1e-12), progress)
-        excluded += bad
-        histories.append(history)
-        g_histories.append(g_history)
-        candidates += [(float(v), z, choice) for v, z in zip(best_value, best_z) if np.isfinite(v)]
-    candidates.sort(key=lambda c: -c[0])
-    history = problem.sign * np.concatenate(histories, axis=1)  # the user's objective, as in sweep.csv
+    write_sweep_table(out / "sweep.csv", nominal, table, bool(type(scenario).outcomes))
+    seeds = [] if configured is None else [configured]
+    candidates, searches = _search(_Runner(scenario, nominal), table, seeds, rng, progress)
+    with Spinner(f"{scenario.name} optimize", progress) as spin:
+        spin.compile_stage("the metrics of single designs", running="evaluating the configured design and the optimum")
+        summary, design = report(builder, scenario, nominal, table, candidates, sum(s.excluded for s in searches))
+    summary["started_from_config"] = configured is not None
+    cases = {"baseline": baseline_design(scenario, design), "optimum": design}
+    if problem.uncertainty is not None:
+        candidates, searches = _search(_Runner(scenario, problem), table, [problem.clip(design), *seeds], rng, progress)
+        summary, design = robust_report(builder, problem, summary, candidates, searches, out, progress)
+        cases = {**cases, "optimum": design, "nominal_optimum": cases["optimum"]}
+    history = problem.sign * np.concatenate([s.history for s in searches], axis=1)  # the user's objective
     write_timeseries(out, {"step": np.arange(len(history)),
                            **{f"start{s}_objective": history[:, s] for s in range(history.shape[1])}})
+    plot_history(out / "optimize.png", scenario.name, problem, history,
+                 np.concatenate([s.constraint_history for s in searches], axis=1), summary)
     with Spinner(f"{scenario.name} optimize", progress) as spin:
-        if candidates and opts["polish"]:
-            spin.compile_stage("the constraints' Jacobian for the polish", running="polishing the best point")
-            value, z, choice = candidates[0]
-            polished = runner.polish(z, choice)
-            if polished is not None and polished[1] > value:
-                candidates.insert(0, (polished[1], polished[0], choice))
-        spin.compile_stage("the metrics of single designs", running="evaluating the configured design and the optimum")
-        summary, design = report(builder, scenario, problem, table, candidates, excluded)
-        summary["started_from_config"] = configured is not None
-        plot_history(out / "optimize.png", scenario.name, problem, history, np.concatenate(g_histories, axis=1),
-                     summary)
         spin.compile_stage("the simulation of the configured design and the optimum",
                            running="simulating the configured design and the optimum for the report")
-        write_cases(builder, {"baseline": baseline_design(scenario, design), "optimum": design}, out)
+        write_cases(builder, cases, out)
     if summary["initial_violations"]:
         print(f"note: the configured design (the first start) violates {'; '.join(summary['initial_violations'])}; "
               "the optimum is chosen among designs that meet every constraint", file=sys.stderr)

@@ -203,19 +203,31 @@ def plot_history(path, name: str, problem: Problem, history: np.ndarray, g: np.n
     series = [Series(f"start {s + 1}", history[:, s]) for s in range(history.shape[1])]
     series.append(Series("feasible iterate", np.where(feasible, history, np.nan).ravel(),
                          x=np.repeat(steps, history.shape[1]), style="points"))
-    marks = [(summary[key], f"{label} {summary[key]:.4g}") for key, label in (
+    robust = problem.uncertainty is not None
+    named = ((("optimum_objective", "robust optimum"),) if robust else (
         ("initial_objective", "configured design"), ("sweep_best_objective", "sweep's best"),
-        ("optimum_objective", "optimum")) if isinstance(summary.get(key), float) and np.isfinite(summary[key])]
+        ("optimum_objective", "optimum")))  # a robust history is of a statistic: nominal values do not belong
+    marks = [(summary[key], f"{label} {summary[key]:.4g}") for key, label in named
+             if isinstance(summary.get(key), float) and np.isfinite(summary[key])]
     objective = " + ".join(f"{w * problem.sign:g} x {quantity_label(k)}" if w * problem.sign != 1
                            else quantity_label(k) for k, w in problem.weights.items())
-    panels = [Panel(f"objective ({problem.direction}): {objective}", tuple(series), tuple(marks))]
+    over = f" over {problem.uncertainty.samples} dispersed runs" if robust else ""
+    statistic = f"{problem.statistic.name} of " if robust else ""
+    panels = [Panel(f"objective ({problem.direction}): {statistic}{objective}{over}", tuple(series), tuple(marks))]
     offset = 0
     for c in problem.constraints:
-        width = (c.upper is not None) + (c.lower is not None)
-        values = _constraint_values(c, g[:, :, offset:offset + width])
-        limits = tuple((b, f"{side} limit {b:g}") for b, side in ((c.upper, "upper"), (c.lower, "lower")) if b is not None)
-        panels.append(Panel(f"constraint: {quantity_label(c.metric)}",
-                            tuple(Series(f"start {s + 1}", values[:, s]) for s in range(values.shape[1])), limits))
+        width = 1 if robust and c.probability is not None else (c.upper is not None) + (c.lower is not None)
+        rows = g[:, :, offset:offset + width]
+        if robust and c.probability is not None:  # g = P / P_max - 1
+            values, limits = (rows[..., 0] + 1.0) * c.probability, ((c.probability, f"allowed {c.probability:g}"),)
+            title = f"constraint: probability that {quantity_label(c.metric)} leaves its bounds{over}"
+        else:
+            values = _constraint_values(c, rows)
+            limits = tuple((b, f"{side} limit {b:g}") for b, side in ((c.upper, "upper"), (c.lower, "lower"))
+                           if b is not None)
+            title = f"constraint: {c.statistic.name + ' of ' if robust else ''}{quantity_label(c.metric)}{over}"
+        panels.append(Panel(title, tuple(Series(f"start {s + 1}", values[:, s]) for s in range(values.shape[1])),
+                            limits))
         offset += width
     infeasible_start = ("; the configured design (start 1) violates a constraint"
                         if summary.get("started_from_config") and not summary.get("initial_feasible", True) else "")

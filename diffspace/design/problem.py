@@ -8,6 +8,9 @@ r"""A design problem on top of a scenario: variables (config keys) in a box, an 
     bounds = {"ejection.attitude[1]" = [-60.0, 60.0]}   # optional, narrows the scenario's bounds
     choices = {"strike.node" = [5, 10, 16]}             # optional discrete design variables
     constraints = {peak_force_N = {upper = 60.0}}       # metric bounds
+    # under uncertainty ([optimize.uncertainty], :mod:`~diffspace.design.robust`): statistics over dispersed runs
+    statistic = "mean"                                  # of the objective: mean, std, mean+3std, p99.865, cvar0.99
+    # constraints = {peak_force_N = {upper = 60.0, statistic = "p99.865"}}, or {upper = 60.0, probability = 1e-3}
     # outcome probabilities: {"outcome.captured" = {lower = 1.0}}; for one (nominal) design the probability
     # is 0 or 1, so a lower bound above 0 requires the outcome and an upper bound below 1 forbids it
     n_starts = 4, steps = 30, learning_rate = 0.1, barrier_weight = 1e-4
@@ -39,10 +42,14 @@ import numpy as np
 
 from ..scenarios import AbstractScenario, Parameter
 from ..core.status import ConfigError, failed
+from .montecarlo_spec import MonteCarloSpec
+from .robust import Uncertainty, parse_problem_statistics, parse_uncertainty
+from .robust_statistics import Statistic
 
 BARRIER_EPS = 1e-3
 _OPTIONS = {"objective", "direction", "variables", "bounds", "choices", "constraints", "n_starts", "steps",
-            "learning_rate", "barrier_weight", "sweep_samples", "chunk_size", "seed", "polish"}
+            "learning_rate", "barrier_weight", "sweep_samples", "chunk_size", "seed", "polish", "statistic",
+            "uncertainty"}
 _DEFAULTS = dict(n_starts=4, steps=30, learning_rate=0.1, barrier_weight=1e-4, sweep_samples=128, chunk_size=64,
                  seed=0, polish=True)
 
@@ -60,6 +67,8 @@ class Constraint:
     metric: str
     lower: float | None = None
     upper: float | None = None
+    statistic: Statistic = Statistic("mean", "mean")  # over dispersed runs (a robust problem only)
+    probability: float | None = None  # robust: the allowed probability of leaving the bounds, instead of a statistic
 
     def values(self, m: dict):
         """``g`` values (<= 0 feasible) of this constraint's bounds."""
@@ -103,6 +112,12 @@ class Problem:
     options: dict
     direction: str = "maximize"
     outcome_bounds: tuple[OutcomeBound, ...] = ()
+    statistic: Statistic = Statistic("mean", "mean")  # of the objective over dispersed runs (robust only)
+    uncertainty: Uncertainty | None = None  # dispersed runs: a robust problem (:mod:`~diffspace.design.robust`)
+
+    def nominal(self) -> Problem:
+        """The same problem on the nominal design alone (statistics ignored)."""
+        return dataclasses.replace(self, uncertainty=None)
 
     @property
     def sign(self) -> float:
@@ -212,17 +227,21 @@ def _choices(scenario: AbstractScenario, table: dict) -> tuple[str | None, tuple
     return key, tuple(values)
 
 
-def _constraints(scenario: AbstractScenario, table: dict) -> tuple[tuple[Constraint, ...], tuple[OutcomeBound, ...]]:
-    """Metric bounds and outcome-probability bounds (keys ``outcome.<name>``, bounds in [0, 1])."""
+def _constraints(scenario: AbstractScenario, table: dict,
+                 statistics: dict) -> tuple[tuple[Constraint, ...], tuple[OutcomeBound, ...]]:
+    """Metric bounds (with their statistic over dispersed runs, ``statistics``) and outcome-probability bounds
+    (keys ``outcome.<name>``, bounds in [0, 1])."""
     metrics, outcomes = [], []
     declared = type(scenario).outcomes
     for metric, spec in table.get("constraints", {}).items():
         where = f"optimize.constraints.{metric}"
-        if not isinstance(spec, dict) or not spec or set(spec) - {"lower", "upper"}:
-            raise ConfigError(f"{where}: expected {{upper = x}} and/or {{lower = x}}")
+        if not isinstance(spec, dict) or not {"lower", "upper"} & set(spec) \
+                or set(spec) - {"lower", "upper", "statistic", "probability"}:
+            raise ConfigError(f"{where}: expected {{upper = x}} and/or {{lower = x}} (under uncertainty also "
+                              "statistic = \"p99.865\" or probability = 1e-3)")
         lower, upper = (_number(spec, k, where) if k in spec else None for k in ("lower", "upper"))
         if not metric.startswith(OUTCOME_PREFIX):
-            metrics.append(Constraint(metric, lower, upper))
+            metrics.append(Constraint(metric, lower, upper, *statistics[metric]))
             continue
         name = metric[len(OUTCOME_PREFIX):]
         if name not in declared:
@@ -234,8 +253,10 @@ def _constraints(scenario: AbstractScenario, table: dict) -> tuple[tuple[Constra
     return tuple(metrics), tuple(outcomes)
 
 
-def parse_problem(scenario: AbstractScenario, table: dict) -> Problem:
-    """Validate an ``[optimize]`` table against the scenario's design space and metrics."""
+def parse_problem(scenario: AbstractScenario, table: dict, dispersions: MonteCarloSpec | None = None) -> Problem:
+    """Validate an ``[optimize]`` table against the scenario's design space and metrics; with an
+    ``[optimize.uncertainty]`` table, over the dispersions of the config's ``[montecarlo]`` section
+    (``dispersions``, means filled in)."""
     unknown = sorted(set(table) - _OPTIONS)
     if unknown:
         raise ConfigError(f"optimize.{unknown[0]}: unknown key (known: {', '.join(sorted(_OPTIONS))})")
@@ -255,10 +276,13 @@ def parse_problem(scenario: AbstractScenario, table: dict) -> Problem:
     for key in ("learning_rate", "barrier_weight"):
         _number(options, key, "optimize", positive=True)
     choice_key, choices = _choices(scenario, table)
-    constraints, outcome_bounds = _constraints(scenario, table)
+    statistic, statistics = parse_problem_statistics(table, "uncertainty" in table)
+    constraints, outcome_bounds = _constraints(scenario, table, statistics)
     problem = Problem(_variables(scenario, table), {k: sign * float(w) for k, w in weights.items()},
-                      constraints, choice_key, choices, options, direction, outcome_bounds)
+                      constraints, choice_key, choices, options, direction, outcome_bounds, statistic)
     _check_metrics(scenario, problem)
+    if "uncertainty" in table:
+        problem = parse_uncertainty(problem, table["uncertainty"], dispersions)
     return problem
 
 
