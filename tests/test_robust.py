@@ -146,6 +146,32 @@ def test_failed_dispersed_runs_are_excluded_and_counted(tmp_path, monkeypatch):
     assert all(np.isfinite(v) for v in s["robust_statistics"]["final_value"].values() if isinstance(v, float))
 
 
+def test_an_interrupted_robust_optimization_resumes_after_its_last_finished_stage(tmp_path, monkeypatch, capsys):
+    """The command fails after the robust search (as if killed there); the rerun loads the sweep and both searches
+    from DIR.partial, computes the rest, and writes the same optimum as an uninterrupted run."""
+    monkeypatch.setitem(scenarios.REGISTRY, "toy", ENTRY)
+    config = tmp_path / "toy.toml"
+    config.write_text(TOY_ROBUST.replace("validation_samples = 2048", "validation_samples = 256"))
+    assert main(["optimize", str(config), "--out", str(tmp_path / "whole"), "--quiet"]) == 0
+    import diffspace.design.optimize as optimize
+
+    def killed(*args, **kwargs):
+        raise RuntimeError("killed after the robust search")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(optimize, "robust_report", killed)
+        assert main(["optimize", str(config), "--out", str(tmp_path / "out"), "--quiet"]) != 0
+    stored = sorted(p.name for p in (tmp_path / "out.partial/store/stages").iterdir())
+    assert stored == ["nominal_search.pkl", "robust_search.pkl", "sweep.pkl"]
+    capsys.readouterr()
+    assert main(["optimize", str(config), "--out", str(tmp_path / "out"), "--quiet"]) == 0
+    err = capsys.readouterr().err
+    assert all(f"resuming: the {stage} stage is loaded" in err for stage in ("sweep", "nominal search", "robust search"))
+    whole, resumed = (json.loads((tmp_path / d / "summary.json").read_text()) for d in ("whole", "out"))
+    assert resumed["optimum"] == whole["optimum"] and resumed["out_of_sample"] == whole["out_of_sample"]
+    assert not (tmp_path / "out/store").exists() and not (tmp_path / "out.partial").exists()
+
+
 def _locked_config(tmp: Path, statistic: str = "mean-3std", samples: int = 64, extra: str = "") -> Path:
     path = tmp / "locked.toml"
     path.write_text(f"""

@@ -26,13 +26,16 @@ def _commands() -> list[list[str]]:
     return [shlex.split(line) for block in blocks for line in block.strip().splitlines()]
 
 
-def _fit_config(runs: Path) -> None:
-    """Step 2 of the guide: the shipped capture config with its two contact lines replaced by ``from_fit``."""
+def _fit_config(root: Path) -> None:
+    """Step 2 of the guide: the shipped capture config without its two contact lines, with the guide's robot
+    path and ``from_fit``, saved as ``capture_robust_fit.toml`` in the working directory."""
     text = (ROOT / "configs" / "capture_robust.toml").read_text()
-    kept = [line for line in text.splitlines() if not line.startswith('"contact.')]
     block = re.findall(r"```toml\n(.*?)```", GUIDE.read_text(), flags=re.S)[0]
-    block = block.replace("/absolute/path/to/runs/impact_fit", str(runs / "impact_fit"))
-    (runs / "capture_robust_fit.toml").write_text("\n".join(kept) + "\n\n" + block)
+    robot, montecarlo = block.split("[montecarlo]")
+    kept = [line for line in text.splitlines() if not line.startswith('"contact.')]
+    body = "\n".join(kept).replace('[robot]\npath = "robots/esd_arm7.toml"', robot.strip())
+    assert 'configs/robots' in body
+    (root / "capture_robust_fit.toml").write_text(body + "\n\n[montecarlo]" + montecarlo)
 
 
 @pytest.mark.slow  # ~6 min: a fit, a Monte-Carlo and a robust optimization of the capture
@@ -45,7 +48,7 @@ def test_robust_design_guide_runs_end_to_end(tmp_path):
     (tmp_path / "runs").mkdir()
     for command in commands[:3]:  # the capture chain (the ejection's command is the shipped config's own run)
         if command[1] == "montecarlo":
-            _fit_config(tmp_path / "runs")
+            _fit_config(tmp_path)
         extra = [arg for s in SMALLER.get(command[1], []) for arg in ("--set", s)]
         done = subprocess.run([sys.executable, "-m", "diffspace.app.cli", *command[1:], *extra, "--quiet"],
                               cwd=tmp_path, capture_output=True, text=True, timeout=1500)

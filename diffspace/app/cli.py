@@ -177,8 +177,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"solver failure: {err}", file=sys.stderr)
         return 3
     except KeyboardInterrupt:
-        kept = (f"finished chunks kept in {args.out}.partial; rerun the same command to resume"
-                if args.command in ("sweep", "montecarlo") else f"nothing written; previous results in {args.out} kept")
+        kept = {"sweep": "finished chunks", "montecarlo": "finished chunks", "optimize": "finished stages"}.get(args.command)
+        kept = (f"{kept} kept in {args.out}.partial; rerun the same command to resume" if kept
+                else f"nothing written; previous results in {args.out} kept")
         print(f"interrupted: {kept}", file=sys.stderr)
         return 130
     except Exception as err:  # a defect of diffspace, not of the input: one line, the traceback on request

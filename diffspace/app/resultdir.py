@@ -24,7 +24,7 @@ from .version import package_version
 from ..core.status import ConfigError
 
 MANIFEST = "manifest.json"
-RESUMABLE = ("sweep", "montecarlo")  # commands whose chunk store survives an interruption
+RESUMABLE = ("sweep", "montecarlo", "optimize")  # commands whose store survives an interruption
 
 
 def config_hash(config: dict, files: list[Path]) -> str:

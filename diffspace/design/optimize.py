@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import sys
+from pathlib import Path
 
 import equinox as eqx
 import jax
@@ -37,6 +38,7 @@ from .robust import assess
 from .robust_report import robust_report
 from .progress import Bar, Spinner, compiling
 from .run import baseline_design, write_cases
+from .stages import StageStore
 
 POLISH_ITERATIONS = 6
 POLISH_TARGET = -1e-7  # land just inside the active constraint
@@ -197,25 +199,30 @@ def run_optimize(builder: cs.CaseBuilder, scenario: AbstractScenario, problem: P
     return ``(None, None)`` after it."""
 
     opts, nominal = problem.options, problem.nominal()
+    stages = StageStore(Path(out) / "store" / "stages")
     rng = np.random.default_rng(opts["seed"])
     configured = problem.clip(builder.configured(scenario, problem.keys))
     samples = problem.sample(rng, opts["sweep_samples"])
     if configured is not None:
         samples = np.concatenate([configured[None], samples[:-1]])
-    table = sweep_stage(builder, nominal, samples, out, progress, processes)
+    table = (sweep_stage(builder, nominal, samples, out, progress, processes) if processes.size > 1 else
+             stages.get("sweep", lambda: sweep_stage(builder, nominal, samples, out, progress)))
     if table is None:
         return None, None
     write_sweep_table(out / "sweep.csv", nominal, table, bool(type(scenario).outcomes))
     seeds = [] if configured is None else [configured]
-    candidates, searches = _search(_Runner(scenario, nominal), table, seeds, rng, progress)
+    candidates, searches = stages.get(
+        "nominal_search", lambda: _search(_Runner(scenario, nominal), table, seeds, rng, progress))
     with Spinner(f"{scenario.name} optimize", progress) as spin:
         spin.compile_stage("the metrics of single designs", running="evaluating the configured design and the optimum")
         summary, design = report(builder, scenario, nominal, table, candidates, sum(s.excluded for s in searches))
     summary["started_from_config"] = configured is not None
     cases = {"baseline": baseline_design(scenario, design), "optimum": design}
     if problem.uncertainty is not None:
-        candidates, searches = _search(_Runner(scenario, problem), table, [problem.clip(design), *seeds], rng, progress)
-        summary, design = robust_report(builder, problem, summary, candidates, searches, out, progress)
+        rng = np.random.default_rng([opts["seed"], 1])  # the robust starts' random points, whether resumed or not
+        candidates, searches = stages.get("robust_search", lambda: _search(
+            _Runner(scenario, problem), table, [problem.clip(design), *seeds], rng, progress))
+        summary, design = robust_report(builder, problem, summary, candidates, searches, out, progress, stages)
         cases = {**cases, "optimum": design, "nominal_optimum": cases["optimum"]}
     history = problem.sign * np.concatenate([s.history for s in searches], axis=1)  # the user's objective
     write_timeseries(out, {"step": np.arange(len(history)),
@@ -226,6 +233,7 @@ def run_optimize(builder: cs.CaseBuilder, scenario: AbstractScenario, problem: P
         spin.compile_stage("the simulation of the configured design and the optimum",
                            running="simulating the configured design and the optimum for the report")
         write_cases(builder, cases, out)
+    stages.remove()
     if summary["initial_violations"]:
         print(f"note: the configured design (the first start) violates {'; '.join(summary['initial_violations'])}; "
               "the optimum is chosen among designs that meet every constraint", file=sys.stderr)

@@ -2,7 +2,7 @@
 
 Alone, the stage is :func:`~diffspace.design.optimize_report.sweep_table`. Among several processes its cases
 (every sample for every choice) go through the sweep's chunk machinery (:func:`~diffspace.design.sweep.
-compute_chunks`: chunks claimed dynamically, stored in ``DIR/store``); process 0 then tabulates them from the
+compute_chunks`: chunks claimed dynamically, stored in ``DIR/store/sweep``); process 0 then tabulates them from the
 store and goes on with the optimisation alone, the other processes stop. The store is removed once tabulated
 (an optimisation is not resumable).
 """
@@ -53,7 +53,7 @@ def sweep_stage(builder: cs.CaseBuilder, problem: Problem, samples: np.ndarray, 
     if processes.size == 1:
         return sweep_table(builder, problem, samples, progress)
     spec = SweepCases(tuple(sweep_cases(problem, samples)), problem.options["chunk_size"])
-    store = ChunkStore(Path(out) / "store")
+    store = ChunkStore(Path(out) / "store" / "sweep")
     if compute_chunks(builder, spec, store, (), processes, progress, "optimize sweep") is None:
         return None
     parts = [store.load(c, spec, spec.cases(c)) for c in range(spec.n_chunks)]

@@ -26,6 +26,7 @@ from .optimize_report import _metrics_at
 from .outcomes import wilson_interval
 from .progress import Spinner
 from .robust import statistics
+from .stages import StageStore
 from .sweep import ResultsTable
 
 BOOTSTRAP = 1000
@@ -87,7 +88,7 @@ def _check(problem, runs: DispersedRuns, design: dict) -> dict:
 
 
 def robust_report(builder: cs.CaseBuilder, problem, nominal_summary: dict, candidates: list, searches: list, out,
-                  progress: bool) -> tuple[dict, dict]:
+                  progress: bool, stages: StageStore) -> tuple[dict, dict]:
     """The summary of a robust optimisation (the nominal one's keys, ``optimum`` now the robust design) and the
     robust optimum; writes ``robust.png`` and ``out_of_sample.csv``."""
     u = problem.uncertainty
@@ -102,11 +103,12 @@ def robust_report(builder: cs.CaseBuilder, problem, nominal_summary: dict, candi
     nominal = nominal_summary["optimum"]
     with Spinner("optimize under uncertainty", progress) as spin:
         spin.stage(f"the robust optimum's statistics and their bootstrap errors ({u.samples} runs)")
-        own = DispersedRuns(builder, problem, design, validation=False)
+        own = stages.get("robust_runs", lambda: DispersedRuns(builder, problem, design, validation=False))
         values = statistic_values(problem, own)
         errors = _bootstrap_errors(problem, own, u.spec.seed)
         spin.stage(f"the out-of-sample check: {u.validation_samples} fresh runs of the robust and the nominal optimum")
-        checks = {label: DispersedRuns(builder, problem, d, validation=True)
+        checks = {label: stages.get(f"{label}_out_of_sample_runs",
+                                    lambda d=d: DispersedRuns(builder, problem, d, validation=True))
                   for label, d in (("robust", design), ("nominal", nominal))}
         optimum_metrics = _metrics_at(builder, design)
     summary = {**nominal_summary, "optimum": design, "optimum_objective": problem.sign * value,
