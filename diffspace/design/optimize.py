@@ -42,6 +42,8 @@ from .stages import StageStore
 
 POLISH_ITERATIONS = 6
 POLISH_TARGET = -1e-7  # land just inside the active constraint
+POLISH_REACH = -0.5  # polish when the most active constraint is within this normalised distance (a probability
+# constraint's g = P / P_max - 1 is relative: Adam on the barrier may stop 20 % short of P_max)
 
 
 def _design(problem: Problem, z, choice) -> dict:
@@ -123,7 +125,7 @@ class _Runner:
         """Newton steps along ``grad J`` onto the most active constraint; the best feasible point or None."""
         choice_arg = jnp.asarray(0.0 if choice is None else float(choice))
         value, g, grad_value, jac_g, usable = self.jet(jnp.asarray(z), self.scenario, choice_arg)
-        if g.shape[0] == 0 or not bool(usable) or float(jnp.max(g)) < -0.05:
+        if g.shape[0] == 0 or not bool(usable) or float(jnp.max(g)) < POLISH_REACH:
             return None
         active = int(jnp.argmax(g))
         direction = np.asarray(grad_value)

@@ -118,6 +118,7 @@ def robust_report(builder: cs.CaseBuilder, problem, nominal_summary: dict, candi
                "uncertainty": _uncertainty_summary(problem),
                "robust_statistics": {k: {"value": values[k], "standard_error": errors[k],
                                          "statistic": _statistic_name(problem, k)} for k in values},
+               "violation_probability_in_sample": _violations(problem, own),  # exact counts over the same runs
                "dispersed_runs_failed": {"optimization": int(sum(s.failed_runs for s in searches)),
                                          "at_optimum": int(own.failed.sum())},
                "out_of_sample": {label: _check(problem, runs, d) for (label, runs), d
