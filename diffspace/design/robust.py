@@ -12,7 +12,8 @@ The dispersions are those of the config's ``[montecarlo]`` section (hand-written
 :math:`\mu` the dispersion's mean; any other dispersed key takes :math:`\xi_i`.
 
 At a design :math:`x`, the ``n`` runs give the metrics :math:`m_i(x)` (forward-mode derivatives through each
-simulation, :func:`~diffspace.design.gradient.design_metrics`), and the problem reads statistics of them
+simulation, :func:`~diffspace.design.gradient.design_metrics`; vmapped in batches of ``optimize.chunk_size``
+runs, one after the other, so that memory stays bounded at any sample size), and the problem reads statistics of them
 (:mod:`~diffspace.design.robust_statistics`): the objective :math:`S_0(J(m_1), .., J(m_n))` and, per constraint,
 :math:`S_c(m_{c,1}, .., m_{c,n})` bounded as a nominal metric is (``g = S / upper - 1``), or a probability of
 leaving the bound, :math:`g = P / P_{max} - 1`. Because the draws are fixed (common random numbers), the
@@ -97,7 +98,8 @@ def assess(problem, scenario: AbstractScenario, design: dict) -> Assessment:
         return Assessment(problem.objective(m), problem.g(m), problem.usable(m, m["status"]),
                           problem.outcome_met(m), jnp.asarray(0))
     draws = problem.uncertainty.draws()
-    m = jax.vmap(lambda d: design_metrics(scenario, d))(problem.uncertainty.case_designs(design, draws))
+    runs = problem.uncertainty.case_designs(design, draws)  # in batches of chunk_size: bounded memory at any sample
+    m = jax.lax.map(lambda d: design_metrics(scenario, d), runs, batch_size=problem.options["chunk_size"])
     weights = jax.vmap(problem.usable)(m, m["status"]).astype(float)
     statistics = run_statistics(problem, m, weights)
     usable = (jnp.sum(weights) >= MIN_USABLE_SHARE * draws.shape[0]) & jnp.isfinite(statistics.value) \
