@@ -13,6 +13,9 @@
    a limit sits on the limit; Adam on a barrier stops short of it).
 The result is never worse than the sweep's best feasible point (it is a candidate too), hence never worse than
 the configured design when that is feasible.
+
+Under uncertainty (:mod:`~diffspace.design.robust`) steps 2-3 run again on the statistics over the dispersed runs,
+from the nominal optimum, and :mod:`~diffspace.design.robust_report` checks both optima on fresh draws.
 """
 
 from __future__ import annotations
