@@ -111,6 +111,29 @@ def test_optimize_shares_its_sweep_and_finds_the_same_optimum(tmp_path):
     assert not (two / "store").exists()
 
 
+ROBUST = OPTIMIZE + """
+[optimize.uncertainty]
+samples = 32
+validation_samples = 64
+[montecarlo.dispersions]
+"toy.amplitude" = {distribution = "normal", std = 0.1}
+"toy.rate" = {distribution = "normal", std = 0.05}
+""".replace("constraints = {final_value = {upper = 1.5}}",
+            'constraints = {final_value = {upper = 1.5, statistic = "mean+2std"}}')
+
+
+@pytest.mark.timeout(900)
+def test_robust_optimize_on_two_processes_finds_what_one_finds(tmp_path):
+    """Under uncertainty the sweep is shared and process 0 runs the searches and the out-of-sample check: the
+    summary equals one process's."""
+    config = _config(tmp_path, ROBUST)
+    one, two = tmp_path / "one", tmp_path / "two"
+    assert main(["optimize", str(config), "--out", str(one), "--quiet"]) == 0
+    summary = _run("optimize", config, two, 2)
+    assert summary == json.loads((one / "summary.json").read_text())
+    assert summary["out_of_sample"]["robust"]["samples"] == 64 and not (two / "store").exists()
+
+
 def _wait_for_chunks(store: Path, count: int) -> None:
     deadline = time.time() + 300
     while time.time() < deadline and len(list(store.glob("chunk_*.npz"))) < count:
