@@ -43,6 +43,7 @@ def test_design_keys_are_labelled_with_joint_numbers_from_one_and_units():
     assert key_label("rope.linear_density_kg_m") == "rope linear density [kg/m]"
     assert key_label("spring.stiffness_N_m") == "spring stiffness [N/m]"  # a stiffness, not a torque
     assert key_label("drive_torque_N_m") == "drive torque [N m]"
+    assert key_label("shaft.initial_position_m[1]") == "shaft initial position, element 2 [m]"  # no parameter
     unilateral = design_parameters(load_scenario(ROOT / "configs" / "unilateral_contact.toml"))
     assert key_label("contact.mu", unilateral) == "Coulomb friction coefficient"
 

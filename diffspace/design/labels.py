@@ -10,15 +10,14 @@ from __future__ import annotations
 
 import re
 
+from ..io.config import split_indexed
 from ..io.results import name_and_unit, with_unit
 from ..scenarios import Parameter
 
-_INDEXED = re.compile(r"^(.*)\[(\d+)\]$")
-
 
 def _split(key: str) -> tuple[list[str], str, int | None]:
-    match = _INDEXED.match(key)
-    base, index = (match.group(1), int(match.group(2))) if match else (key, None)
+    """``"ejection.attitude_deg[1]"`` -> ``(["ejection"], "attitude_deg", 1)``."""
+    base, index = split_indexed(key)
     *sections, last = base.split(".")
     return [section.replace("_", " ") for section in sections], last, index
 
