@@ -11,7 +11,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from toy_scenario import ENTRY
 
 from diffspace import scenarios
 from diffspace.app.cli import main
@@ -20,6 +19,8 @@ from diffspace.design.labels import design_parameters, key_label
 from diffspace.design.study_report import plot_study
 from diffspace.io.results import PALETTE, Figure, Panel, Series, plot_figure
 from diffspace.scenarios import load_scenario
+
+from .toy_scenario import ENTRY
 
 ROOT = Path(__file__).resolve().parent.parent
 
