@@ -12,7 +12,8 @@ import time
 from pathlib import Path
 
 import pytest
-from toy_scenario import cli_process
+
+from .toy_scenario import cli_process
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIGS = ROOT / "configs"

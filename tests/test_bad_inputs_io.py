@@ -24,7 +24,8 @@ from diffspace.io.urdf import rpy_rotations
 from diffspace.core.robot import MAX_BODIES
 from diffspace.core.spatial import rpy_to_rotation
 from diffspace.core.status import ConfigError, capped, shown
-from random_robots import write_random_robot
+
+from .random_robots import write_random_robot
 
 INERTIAL = '<inertial><mass value="{m}"/><inertia ixx="{i}" iyy="{i}" izz="{i}" ixy="0" ixz="0" iyz="0"/></inertial>'
 

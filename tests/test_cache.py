@@ -12,7 +12,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from toy_scenario import cli_process
+
+from .toy_scenario import cli_process
 
 CONFIG = Path(__file__).resolve().parent.parent / "configs" / "impact_airtable.toml"
 

@@ -13,7 +13,11 @@ config's tolerances (rtol 1e-10, atol 1e-12) every compared quantity within 1.7e
 
 import numpy as np
 import pytest
-from references.capture_comparison import (
+from scipy.integrate import quad
+from scipy.optimize import brentq
+
+from diffspace.scenarios import load_scenario
+from experiments.references.capture_comparison import (
     CASES,
     CONFIG,
     diffspace_numbers,
@@ -21,11 +25,7 @@ from references.capture_comparison import (
     relative_differences,
     resolved_config,
 )
-from references.capture_reference_model import CHI, CaptureReference, rotation
-from scipy.integrate import quad
-from scipy.optimize import brentq
-
-from diffspace.scenarios import load_scenario
+from experiments.references.capture_reference_model import CHI, CaptureReference, rotation
 
 CENTRAL = ['target.aim_point_m="central"', 'target.orientation="arm_com_line"']
 TIGHT = {"rtol": 1e-12, "atol": 1e-14}

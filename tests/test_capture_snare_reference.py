@@ -21,7 +21,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from references.virtual_spring_reference import SMALL_SNARE, closing_speed, diffspace_strikes, strike_deviations, write_configs
+
+from experiments.references.virtual_spring_reference import (
+    SMALL_SNARE,
+    closing_speed,
+    diffspace_strikes,
+    strike_deviations,
+    write_configs,
+)
 
 CONFIG = Path(__file__).resolve().parents[1] / "configs" / "capture_snare_optimize.toml"
 SOLVER_TOL = 1e-7  # both impact solves run at rtol <= 1e-10: relative deviations above 1e-7 are not solver error

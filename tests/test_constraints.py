@@ -3,11 +3,12 @@
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from random_robots import write_random_robot
 
 import diffspace as ds
 from diffspace.core.restricted import BaseMotion, restricted_dynamics
 from diffspace.integrate import simulate
+
+from .random_robots import write_random_robot
 
 
 @pytest.mark.parametrize("seed,branched", [(0, False), (1, True), (2, True)])

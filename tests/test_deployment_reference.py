@@ -18,7 +18,9 @@ from dataclasses import replace
 import numpy as np
 import pytest
 import scipy.linalg
-from references.mast_reference import (
+
+from diffspace.io.packaged import DATA_DIR
+from experiments.references.mast_reference import (
     MastDynamics,
     MastSpec,
     TrapezoidDrive,
@@ -27,8 +29,6 @@ from references.mast_reference import (
     natural_frequencies,
     with_frequency,
 )
-
-from diffspace.io.packaged import DATA_DIR
 
 CONFIGS = {1: DATA_DIR / "deployment_scheme1.toml", 3: DATA_DIR / "deployment_scheme3.toml"}
 BEAM = ['interface.model="beam"']

@@ -11,10 +11,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from toy_scenario import ENTRY, cli_process, constrained_optimize_table
 
 from diffspace import scenarios
 from diffspace.app.cli import main
+
+from .toy_scenario import ENTRY, cli_process, constrained_optimize_table
 
 @pytest.fixture(autouse=True)
 def registered(monkeypatch):

@@ -15,10 +15,11 @@ import time
 from pathlib import Path
 
 import pytest
-from toy_scenario import ENTRY, cli_process, constrained_optimize_table
 
 from diffspace import scenarios
 from diffspace.app.cli import main
+
+from .toy_scenario import ENTRY, cli_process, constrained_optimize_table
 
 TOY = "[toy]\nrate = 1.0\namplitude = 2.0\n"
 MONTECARLO = """

@@ -4,10 +4,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from pinocchio_ref import PinocchioReference
-from random_robots import write_random_robot
 
 import diffspace as ds
+
+from .pinocchio_ref import PinocchioReference
+from .random_robots import write_random_robot
 
 FAST_JOINT_COUNTS = (1, 4, 8)  # each case compiles its own programs: the other sizes run with the slow studies
 CASES = [

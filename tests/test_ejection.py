@@ -56,12 +56,22 @@ def test_equivalent_mass_is_schur_complement_and_sets_initial_acceleration():
     rows = np.r_[2, 6:model.robot.nv]  # rail = base z, then the free joints
     hr = h[np.ix_(rows, rows)]
     schur = hr[0, 0] - hr[0, 1:] @ np.linalg.solve(hr[1:, 1:], hr[1:, 0])
-    m_eq = equivalent_mass(model, q0, jnp.ones(model.robot.n_joints))
+    m_eq = equivalent_mass(model.robot, model.rail_axis, q0, jnp.ones(model.robot.n_joints))
     assert abs(m_eq - schur) < 1e-9 * schur
     assert schur < 0.9 * float(model.robot.total_mass)  # free joints really lower the mass
     tau = jnp.zeros(model.robot.nv).at[2].set(K * L)
     accel, _ = restricted_dynamics(model.robot, q0, jnp.zeros(model.robot.nv), tau, model.rail)
     assert abs(accel[2] - K * L / schur) < 1e-9 * K * L / schur
+
+
+def test_simulate_builds_one_model(monkeypatch):
+    """``simulate`` builds its model once: the frictionless equivalent masses (space and plane) lock the arm as
+    their modes do and share the run's rail; they build no model of their own."""
+    case = _case()
+    built, model_of = [], type(case).model_of
+    monkeypatch.setattr(type(case), "model_of", lambda self, *args: built.append(args) or model_of(self, *args))
+    outcome = jax.eval_shape(case.simulate, case.params)  # traced, not compiled
+    assert len(built) == 1 and outcome.equivalent_mass_space_frictionless.shape == ()
 
 
 def test_energy_budget_closes_with_stick_slip():

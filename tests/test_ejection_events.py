@@ -25,7 +25,6 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
-from random_robots import random_urdf
 
 import diffspace
 from diffspace.app.bench.common import BenchConfig
@@ -33,6 +32,8 @@ from diffspace.app.bench.ejection import ejection_cases, ejection_separation_fn
 from diffspace.app.bench.mujoco_ejection import ejection_mujoco_model, mujoco_separation
 from diffspace.core.status import Status
 from diffspace.io.config import read_toml
+
+from .random_robots import random_urdf
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 FAST = settings(phases=[Phase.explicit], deadline=None, database=None, suppress_health_check=list(HealthCheck))

@@ -9,13 +9,14 @@ from pathlib import Path
 import jax
 import numpy as np
 import pytest
-from pinocchio_ref import PinocchioReference
-from random_robots import random_urdf
 
 import diffspace as ds
 from diffspace.app.cli import main
 from diffspace.scenarios import load_scenario
 from diffspace.scenarios.ejection.model import plane_locked_joints
+
+from .pinocchio_ref import PinocchioReference
+from .random_robots import random_urdf
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 ARM = CONFIGS / "robots" / "esd_arm7.toml"

@@ -11,7 +11,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 from scipy import stats
-from toy_scenario import PROBED_ENTRY, ProbedToy
 
 from diffspace import design, scenarios
 from diffspace.app.cli import main
@@ -19,6 +18,8 @@ from diffspace.app.commands import load
 from diffspace.design.montecarlo_distributions import CorrelatedNormal, Dispersion
 from diffspace.design.montecarlo_spec import BLOCK, MonteCarloSpec
 from diffspace.scenarios import FitData
+
+from .toy_scenario import PROBED_ENTRY, ProbedToy
 
 
 @pytest.fixture(autouse=True)

@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 from scipy.optimize import brentq
 from scipy.spatial.transform import Rotation
-from references.segmented_beam import ArmParameters, converged_peaks
 
 from diffspace.bodies import ModalLink, Multibody, RigidBodies
 from diffspace.integrate import Stabilization
@@ -20,6 +19,7 @@ from diffspace.scenarios import load_scenario
 from diffspace.scenarios.flexible_arm import model
 from diffspace.scenarios.flexible_arm.outcome import key_results
 from diffspace.core.status import Status
+from experiments.references.segmented_beam import ArmParameters, converged_peaks
 
 CONFIG = DATA_DIR / "flexible_arm.toml"
 NODES, WEIGHTS = np.polynomial.legendre.leggauss(200)

@@ -11,7 +11,8 @@ diffspace at its shipped rtol 1e-9: base position 4.9e-13 m, base attitude 3.7e-
 from pathlib import Path
 
 import pytest
-from references.free_floating_reference import FloatingCase, FloatingReference, compare, diffspace_floating
+
+from experiments.references.free_floating_reference import FloatingCase, FloatingReference, compare, diffspace_floating
 
 CONFIG = Path(__file__).resolve().parents[1] / "configs" / "free_floating.toml"
 # diffspace's Tsit5 at rtol 1e-9 (atol 1e-11) over motions of ~1 m and ~1 rad: deviations of 1e-9 in the

@@ -8,11 +8,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from toy_scenario import Toy
 
 from diffspace.design.gradient import design_metrics
 from diffspace.integrate import adjoint_for, solve_adjoint
 from diffspace.scenarios import load_scenario
+
+from .toy_scenario import Toy
 
 ROOT = Path(__file__).resolve().parents[1]
 IMPACT_KEYS = ("impact.approach_speed_m_s", "contact.stiffness_N_m_n", "contact.restitution_c")

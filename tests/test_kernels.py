@@ -10,14 +10,15 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from pinocchio_ref import PinocchioReference
-from random_robots import write_random_robot
 
 import diffspace as ds
 from diffspace.core import dynamics, eager, linalg, restricted
 from diffspace.core.aba import articulated_body_algorithm, solve_spd6
 from diffspace.core.crba import ancestor_pairs, dof_parents, ltdl_factor, ltdl_solve, rnea_bias
 from diffspace.core.tree_pass import tree_motion
+
+from .pinocchio_ref import PinocchioReference
+from .random_robots import write_random_robot
 
 GRAVITY = np.array([0.3, -1.2, -9.81])
 

@@ -5,10 +5,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from references.lcp_reference import enumerate_lcp, enumerate_lcp_exact, lemke_numpy
 
 from diffspace.contact import lemke
 from diffspace.contact.lcp import MIN_DIGITS_BOUND, basis_solution
+from experiments.references.lcp_reference import enumerate_lcp, enumerate_lcp_exact, lemke_numpy
 
 # The returned solution is recomputed from the final basis by one dense solve, so z and w carry only
 # round-off of a well-conditioned n <= 8 system: 1e-10 relative to the data is ample.

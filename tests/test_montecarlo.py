@@ -11,13 +11,14 @@ import math
 import numpy as np
 import pytest
 from scipy import special, stats
-from toy_scenario import ENTRY
 
 from diffspace import scenarios
 from diffspace.app.cli import main
 from diffspace.design.montecarlo_distributions import Dispersion, normal_cdf, normal_ppf
 from diffspace.design.montecarlo_spec import BLOCK, MonteCarloSpec
 from diffspace.design.montecarlo_stats import output_statistics, sobol_indices
+
+from .toy_scenario import ENTRY
 
 
 @pytest.fixture(autouse=True)

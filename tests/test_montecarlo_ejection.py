@@ -25,9 +25,9 @@ import json
 import numpy as np
 import pytest
 
-from references.locked_ejection import METRIC, closed_form, locked_campaign_config, locked_mass
-
 from diffspace.app.cli import main
+from experiments.references.locked_ejection import METRIC, closed_form, locked_campaign_config, locked_mass
+
 
 @pytest.mark.slow
 @pytest.mark.timeout(1800)

@@ -11,12 +11,13 @@ import jax
 import jax.numpy as jnp
 import pytest
 from jax import monitoring
-from toy_scenario import ENTRY
 
 from diffspace import scenarios
 from diffspace.app.cli import main
 from diffspace.design import progress
 from diffspace.design.progress import Bar, Spinner, _CompileLog
+
+from .toy_scenario import ENTRY
 
 
 class Clock:

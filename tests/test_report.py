@@ -17,7 +17,6 @@ from pathlib import Path
 import jax
 import numpy as np
 import pytest
-from test_conformance import SHORT
 
 from diffspace.app.cli import main
 from diffspace.app.report.browser import find_chromium, render
@@ -28,6 +27,8 @@ from diffspace.io.scene import load_scene
 from diffspace.io.stl import decimated, read_stl
 from diffspace.io.urdf import load_visuals
 from diffspace.scenarios import load_scenario
+
+from .test_conformance import SHORT
 
 ROOT = Path(__file__).resolve().parent.parent
 TETRA = np.array([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 2.0, 0.0], [0.0, 0.0, 3.0]])

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from toy_scenario import ENTRY
 
 from diffspace import scenarios
 from diffspace.app.cli import main
@@ -20,6 +19,8 @@ from diffspace.design.labels import design_parameters, key_label
 from diffspace.design.study_report import plot_study
 from diffspace.io.results import PALETTE, Figure, Panel, Series, plot_figure
 from diffspace.scenarios import load_scenario
+
+from .toy_scenario import ENTRY
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -43,6 +44,7 @@ def test_design_keys_are_labelled_with_joint_numbers_from_one_and_units():
     assert key_label("rope.linear_density_kg_m") == "rope linear density [kg/m]"
     assert key_label("spring.stiffness_N_m") == "spring stiffness [N/m]"  # a stiffness, not a torque
     assert key_label("drive_torque_N_m") == "drive torque [N m]"
+    assert key_label("shaft.initial_position_m[1]") == "shaft initial position, element 2 [m]"  # no parameter
     unilateral = design_parameters(load_scenario(ROOT / "configs" / "unilateral_contact.toml"))
     assert key_label("contact.mu", unilateral) == "Coulomb friction coefficient"
 

@@ -14,7 +14,8 @@ import pytest
 import diffspace as ds
 from diffspace.io import load_robot
 from diffspace.io.robot_toml import load_robot_toml
-from random_robots import random_urdf
+
+from .random_robots import random_urdf
 
 ROBOTS = Path(__file__).resolve().parents[1] / "configs" / "robots"
 ESD_TOML, ESD_URDF = ROBOTS / "esd_arm7.toml", ROBOTS / "esd_arm7.urdf"

@@ -21,13 +21,14 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from toy_scenario import ENTRY
 
 from diffspace import scenarios
 from diffspace.app.cli import main
 from diffspace.core.status import ConfigError
 from diffspace.design.robust_statistics import (parse_statistic, smooth_exceedance, weighted_cvar,
                                                 weighted_quantile)
+
+from .toy_scenario import ENTRY
 
 ROOT = Path(__file__).resolve().parents[1]
 RNG = np.random.default_rng(7)

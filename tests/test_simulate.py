@@ -8,10 +8,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from random_robots import write_random_robot
 
 import diffspace as ds
 from diffspace.integrate import AbstractHybridSystem, simulate
+
+from .random_robots import write_random_robot
 
 RTOL, ATOL = 1e-12, 1e-13  # momentum is checked to 1e-9 relative: integrate well below that
 

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from references.closing_reference import (
+
+from experiments.references.closing_reference import (
     FAST_CASE,
     ClosingCase,
     ClosingReference,

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from references.rope_reference import (
+
+from experiments.references.rope_reference import (
     PAPER,
     Chain,
     RopeStatics,

@@ -15,11 +15,11 @@ import json
 import jax
 import numpy as np
 import pytest
-from references import unilateral_reference as reference
 
 from diffspace.io.packaged import DATA_DIR
 from diffspace.scenarios import load_scenario
 from diffspace.scenarios.unilateral import Unilateral
+from experiments.references import unilateral_reference as reference
 
 CONFIG = DATA_DIR / "unilateral_contact.toml"
 SIMULATE = jax.jit(Unilateral.simulate)

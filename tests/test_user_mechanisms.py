@@ -24,12 +24,13 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
-from random_robots import random_urdf
 
 import diffspace
 from diffspace.io.config import apply_overrides, read_toml
 from diffspace.scenarios import resolve_config
 from diffspace.core.status import ConfigError, failed
+
+from .random_robots import random_urdf
 
 ROOT = Path(__file__).resolve().parents[1] / "configs"
 FAST = settings(phases=[Phase.explicit], deadline=None, database=None, suppress_health_check=list(HealthCheck))

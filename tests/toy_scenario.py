@@ -23,12 +23,13 @@ from diffspace.io.results import write_timeseries
 from diffspace.scenarios import AbstractOutcome, AbstractParams, AbstractScenario, FitData, Parameter
 from diffspace.core.status import Status, flag
 
-ENTRY = ("toy", "toy_scenario:Toy")
-PROBED_ENTRY = ("toy", "toy_scenario:ProbedToy")
-RUNNER = """
+ROOT = Path(__file__).resolve().parents[1]
+ENTRY = ("toy", f"{__name__}:Toy")  # tests.toy_scenario, imported from the repository root
+PROBED_ENTRY = ("toy", f"{__name__}:ProbedToy")
+RUNNER = f"""
 import sys
 from diffspace import scenarios
-scenarios.REGISTRY["toy"] = ("toy", "toy_scenario:Toy")
+scenarios.REGISTRY["toy"] = {ENTRY!r}
 from diffspace.app.cli import main
 sys.exit(main(sys.argv[1:]))
 """
@@ -135,7 +136,7 @@ chunk_size = {chunk_size}
 
 
 def cli_process(args: list[str], env: dict | None = None, **kwargs) -> subprocess.Popen:
-    """``diffspace ARGS`` in a subprocess with the toy scenario registered."""
-    path = os.pathsep.join([str(Path(__file__).resolve().parent), os.environ.get("PYTHONPATH", "")])
-    return subprocess.Popen([sys.executable, "-c", RUNNER, *args], env={**os.environ, "PYTHONPATH": path, **(env or {})},
+    """``diffspace ARGS`` in a subprocess with the toy scenario registered (``python -c`` run in the repository
+    root, which it imports ``tests.toy_scenario`` from as the test session does)."""
+    return subprocess.Popen([sys.executable, "-c", RUNNER, *args], env={**os.environ, **(env or {})}, cwd=ROOT,
                             **kwargs)

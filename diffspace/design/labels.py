@@ -8,17 +8,14 @@ other key by its section, its words and its unit suffix (``friction.coulomb_N_m`
 
 from __future__ import annotations
 
-import re
-
+from ..io.config import split_indexed
 from ..io.results import name_and_unit, with_unit
 from ..scenarios import Parameter
 
-_INDEXED = re.compile(r"^(.*)\[(\d+)\]$")
-
 
 def _split(key: str) -> tuple[list[str], str, int | None]:
-    match = _INDEXED.match(key)
-    base, index = (match.group(1), int(match.group(2))) if match else (key, None)
+    """``"ejection.attitude_deg[1]"`` -> ``(["ejection"], "attitude_deg", 1)``."""
+    base, index = split_indexed(key)
     *sections, last = base.split(".")
     return [section.replace("_", " ") for section in sections], last, index
 
@@ -30,20 +27,10 @@ def key_name(key: str) -> tuple[str, str, int | None]:
     return " ".join([*sections, name]), unit, index
 
 
-def _without_unit(name: str, unit: str) -> str:
-    """``name`` less the trailing words that spell ``unit`` (``"contact stiffness N m n"``, ``"N/m^n"``)."""
-    letters, words = re.sub(r"[^A-Za-z0-9]", "", unit), name.split(" ")
-    for k in range(1, len(words)):
-        if letters and "".join(words[-k:]) == letters:
-            return " ".join(words[:-k])
-    return name
-
-
 def parameter_label(p: Parameter) -> str:
     """Label of a design variable: ``"ejection attitude, joint 2 (shoulder) [deg]"``, ``"Coulomb friction
     coefficient"``, ``"capture approach angles, element 1 [deg]"``."""
-    sections, last, index = _split(p.key)
-    name = _without_unit(" ".join([*sections, last.replace("_", " ")]), p.unit)
+    name, _, index = key_name(p.key)  # the unit it declares, not the one its suffix reads
     if p.help:  # a help that names the quantity stands alone; one that names the element follows the name
         text = f"{name}, {p.help}" if index is not None and name.split()[-1] not in p.help else p.help
     else:

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .units import DIMENSIONLESS, split_unit
+
 
 def _plain(value):
     if isinstance(value, dict):
@@ -32,39 +34,21 @@ def _plain(value):
     return value
 
 
-UNITS = (  # key suffix -> unit, longest first
-    ("_m_sqrt_kg", "m kg^½"), ("_kg_m2_s", "kg m²/s"), ("_N_m_s_rad", "N m s/rad"), ("_kg_m_s", "kg m/s"), ("_N_m_rad", "N m/rad"), ("_kg_m3", "kg/m³"), ("_kg_m2", "kg m²"), ("_N_m_n", "N/mⁿ"),
-    ("_deg_s2", "deg/s²"), ("_m_s2", "m/s²"), ("_rad_s", "rad/s"), ("_deg_s", "deg/s"), ("_N_m_s", "N m s"),
-    ("_N_s_m", "N s/m"), ("_N_m2", "N m²"), ("_kg_m", "kg/m"), ("_N_m", "N m"), ("_N_s", "N s"), ("_m_s", "m/s"),
-    ("_per_s", "1/s"), ("_1_s", "1/s"), ("_percent", "%"), ("_deg", "deg"), ("_rad", "rad"), ("_kg", "kg"),
-    ("_mm", "mm"), ("_ms", "ms"), ("_Pa", "Pa"), ("_m2", "m²"), ("_Hz", "Hz"), ("_hz", "Hz"), ("_J", "J"), ("_W", "W"),
-    ("_N", "N"), ("_s", "s"), ("_m", "m"),
-)
-"""Unit suffixes of config, summary, metric and column keys (SI, unit-suffixed names)."""
-
-PER_LENGTH = re.compile(r"stiffness|(^|_)k($|_)|(^|_)[ab]$")
-"""Stems whose ``_N_m`` / ``_N_m2`` suffix is a force per length (a stiffness ``k_...``, the coefficients ``a``, ``b``
-of a force polynomial), not a torque or a bending rigidity."""
-
-
 def name_and_unit(key: str) -> tuple[str, str]:
     """``"joint2_change_at_separation_deg"`` -> ``("joint 2 change at separation", "deg")`` (the key's unit suffix
-    read off; joint numbers in keys already count from 1); ``"spring_stiffness_N_m"`` -> ``"N/m"`` but
-    ``"drive_torque_N_m"`` -> ``"N m"``; ``"cases_per_s"`` -> ``("cases per second", "1/s")``."""
-    unit = ""
-    for suffix, name in UNITS:
-        if key.endswith(suffix) and len(key) > len(suffix):
-            key, unit = key[: -len(suffix)] + ("_per_second" if suffix == "_per_s" else ""), name
-            break
-    if unit in ("N m", "N m²") and PER_LENGTH.search(key.rsplit(".", 1)[-1]):
-        unit = unit.replace("N m", "N/m")
-    key = re.sub(r"joint(\d+)", r"joint \1", key)
-    return key.replace("_", " ").replace(".", ": "), unit
+    read off by :func:`~diffspace.io.units.split_unit`; joint numbers in keys already count from 1);
+    ``"spring_stiffness_N_m"`` -> ``"N/m"`` but ``"drive_torque_N_m"`` -> ``"N m"``; ``"cases_per_s"`` ->
+    ``("cases per second", "1/s")``."""
+    stem, unit = split_unit(key)
+    if unit and key == stem + "_per_s":
+        stem += "_per_second"
+    stem = re.sub(r"joint(\d+)", r"joint \1", stem)
+    return stem.replace("_", " ").replace(".", ": "), unit
 
 
 def with_unit(name: str, unit: str) -> str:
-    """``"name [unit]"``; a dimensionless unit (``""``, ``"-"``, ``"1"``) is left out."""
-    return f"{name} [{unit}]" if unit not in ("", "-", "1") else name
+    """``"name [unit]"``; no unit (``""``) or a dimensionless one (``"-"``) is left out."""
+    return f"{name} [{unit}]" if unit not in ("", DIMENSIONLESS) else name
 
 
 def quantity_label(key: str) -> str:

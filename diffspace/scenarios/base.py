@@ -34,7 +34,6 @@ import abc
 import copy
 import dataclasses
 import functools
-import math
 from pathlib import Path
 from typing import ClassVar
 
@@ -44,6 +43,7 @@ import numpy as np
 from jaxtyping import Array
 
 from ..integrate.adjoint import adjoint_for
+from ..io import units
 from ..io.config import Schema, get_key, set_key, split_indexed
 from ..core.status import ConfigError, describe, failed
 
@@ -58,16 +58,12 @@ class AbstractOutcome(eqx.Module):
     come first in the constructor's positional order.)"""
 
 
-UNIT_TO_SI = {"deg": math.pi / 180.0, "deg/s": math.pi / 180.0, "deg/s^2": math.pi / 180.0}
-"""Config units that differ from SI, with the factor taking them to SI; every other unit is SI already."""
-
-
 @dataclasses.dataclass(frozen=True)
 class Parameter:
     """One design variable: a numeric config key, its bounds and unit (config units), and where it lives.
 
-    The unit fixes the conversion from config units to the SI value stored in the params (``UNIT_TO_SI``:
-    degrees become radians, everything else is SI), so reading a config,
+    The unit, one of the unit table's labels (``diffspace.io.units``), fixes the conversion from config units to
+    the SI value stored in the params (degrees become radians, mm metres; the others are SI), so reading a config,
     [`AbstractScenario.with_design`][diffspace.scenarios.base.AbstractScenario.with_design] and writing results
     back all convert in this one place.
 
@@ -75,7 +71,8 @@ class Parameter:
         key: The config key (``"friction.viscous_N_m_s_rad"``, ``"ejection.attitude[2]"``).
         lower: Lower bound, config units.
         upper: Upper bound, config units (above ``lower``).
-        unit: Config unit (``"deg"``, ``"N m"``, ...; ``"deg"``, ``"deg/s"``, ``"deg/s^2"`` convert to radians).
+        unit: Config unit, as the unit table labels it (``"deg"``, ``"N m"``, ``"N/m"``, ``"kg m²"``, ``"-"`` for a
+            pure number); a key with a unit suffix declares the unit its suffix names.
         field: The dotted path of the ``AbstractParams`` leaf it sets (``"attitude"``, ``"drive.end"``).
         index: The element of that leaf (``None``: the whole scalar leaf).
         log: Optimisers and fits work with ``log(value)`` (positive parameters spanning decades).
@@ -83,7 +80,7 @@ class Parameter:
         help: What the variable is, for labels.
 
     Raises:
-        ValueError: ``lower >= upper``, or ``log`` with a non-positive lower bound.
+        ValueError: ``lower >= upper``, ``log`` with a non-positive lower bound, or a unit the table does not know.
     """
 
     key: str
@@ -101,11 +98,15 @@ class Parameter:
             raise ValueError(f"{self.key}: lower bound {self.lower} must be below upper bound {self.upper}")
         if self.log and not self.lower > 0:
             raise ValueError(f"{self.key}: a log-scaled parameter needs a positive lower bound")
+        try:
+            units.unit(self.unit)
+        except ValueError as err:
+            raise ValueError(f"{self.key}: {err}") from None
 
     @property
     def to_si(self) -> float:
         """Factor from the config unit to SI."""
-        return UNIT_TO_SI.get(self.unit, 1.0)
+        return units.to_si(self.unit)
 
     def _leaf(self, params: AbstractParams):
         return functools.reduce(getattr, self.field.split("."), params)

@@ -9,6 +9,7 @@ import numpy as np
 from ..io.config import Field
 from ..core.status import ConfigError
 from ..io import load_robot
+from ..io.units import key_suffix, to_si
 
 ROBOT_FIELDS = {"path": Field("path", required=True, help="URDF or TOML robot; root link = floating base")}
 
@@ -45,14 +46,14 @@ def joint_effort_unit(robot, joint: int) -> str:
 
 
 def joint_scales(robot) -> np.ndarray:
-    """Per joint, the factor from config units to SI: pi/180 for revolute joints (degrees), 1 for prismatic
-    joints (metres)."""
-    return np.where(np.asarray(robot.revolute_mask[1:]) > 0, np.pi / 180.0, 1.0)
+    """Per joint, the factor from its config unit (:func:`joint_unit`) to SI: pi/180 for revolute joints
+    (degrees), 1 for prismatic joints (metres)."""
+    return np.array([to_si(joint_unit(robot, j)) for j in range(robot.n_joints)], dtype=float)
 
 
 def joint_column(robot, joint: int, stem: str = "", rate: bool = False) -> str:
     """Column or metric name of a joint quantity with its unit suffix: ``joint2_deg``, ``joint3_change_m``."""
-    return f"joint{joint + 1}{stem}_{joint_unit(robot, joint, rate).replace('/', '_')}"
+    return f"joint{joint + 1}{stem}{key_suffix(joint_unit(robot, joint, rate))}"
 
 
 def joint_values_from_config(robot, value, key: str, check_limits: bool = True) -> np.ndarray:

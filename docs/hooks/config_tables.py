@@ -42,10 +42,11 @@ class MarkerError(ValueError):
 
 def key_unit(key: str) -> str:
     """The unit a config key's suffix names: ``"spring_stiffness_N_m"`` -> ``"N/m"`` (a stiffness: force per
-    length), ``"static_N_m"`` -> ``"N m"`` (a torque); ``""`` when the key has no unit suffix."""
-    from diffspace.io.results import name_and_unit
+    length), ``"static_N_m"`` -> ``"N m"`` (a torque); ``""`` when the key has no unit suffix (the unit table,
+    ``diffspace.io.units``)."""
+    from diffspace.io.units import split_unit
 
-    return name_and_unit(key)[1]
+    return split_unit(key)[1]
 
 
 def _number(x) -> str:

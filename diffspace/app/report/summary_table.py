@@ -1,4 +1,5 @@
-"""The summary table: ``summary.json`` keys as human names with their units (from the keys' unit suffixes)."""
+"""The summary table: ``summary.json`` keys as human names with their units (the unit table, ``diffspace.io.units``,
+reading the keys' unit suffixes)."""
 
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ APPROACH_PARAMETERS = (
     Parameter("capture.approach_angles_deg[1]", -89.0, 89.0, "deg", "approach_angles", index=1),
 )
 CONTACT_PARAMETERS = (
-    Parameter("contact.stiffness_N_m_n", 1e3, 1e13, "N/m^n", "stiffness", log=True),
+    Parameter("contact.stiffness_N_m_n", 1e3, 1e13, "N/mⁿ", "stiffness", log=True),
     Parameter("contact.restitution_c", 1e-3, 1.0, "-", "restitution"),
     Parameter("contact.exponent", 0.5, 3.0, "-", "exponent"),
 )
@@ -23,7 +23,7 @@ INERTIA_NAMES = ("Ixx", "Iyy", "Izz", "Ixy", "Iyz", "Izx")
 TARGET_PARAMETERS = (
     Parameter("target.mass_kg", 1e-3, 1e6, "kg", "target_mass", log=True),
     *(Parameter(f"target.com_m[{i}]", -10.0, 10.0, "m", "target_com", index=i) for i in range(3)),
-    *(Parameter(f"target.inertia_kg_m2[{i}]", 0.0 if i < 3 else -1e6, 1e6, "kg m^2", "target_inertia", index=i,
+    *(Parameter(f"target.inertia_kg_m2[{i}]", 0.0 if i < 3 else -1e6, 1e6, "kg m²", "target_inertia", index=i,
                 help=f"{INERTIA_NAMES[i]} about the centre of mass, target frame") for i in range(6)),
 )
 """The target's mass properties as continuous parameters: the target is the scenario's own body. A set that is

@@ -11,6 +11,7 @@ import numpy as np
 
 from ...core.dynamics import frame_jacobian, inverse_dynamics, momentum
 from ...io.results import plot_panels, write_timeseries
+from ...io.units import key_suffix, to_si
 from ...core.spatial import quat_to_rotation
 from ...core.status import Status
 from .model import PHASE_NAMES, ContactMode
@@ -142,8 +143,9 @@ def write(case, result, out: Path) -> None:
     columns = {"t_s": ts, "phase": phase, "indentation_m": obs["delta"], "indentation_rate_m_s": obs["delta_dot"],
                "force_N": obs["force"]}
     for name in ("base_v", "base_w", "target_v", "target_w"):
-        scale, unit = (1.0, "m_s") if name.endswith("_v") else (180 / np.pi, "deg_s")
-        columns.update({f"{name}_{a}_{unit}": scale * obs[name][:, i] for i, a in enumerate("xyz")})
+        unit = "m/s" if name.endswith("_v") else "deg/s"
+        scale = 1.0 / to_si(unit)  # from SI
+        columns.update({f"{name}_{a}{key_suffix(unit)}": scale * obs[name][:, i] for i, a in enumerate("xyz")})
     for k, j in enumerate(held):
         columns[f"holding_joint{j + 1}_N_m"] = obs["holding"][:, k]
     write_timeseries(out, columns)

@@ -41,7 +41,7 @@ MAST_PARAMETERS = (
     Parameter("interface.length_m", 0.05, 0.2, "m", "mast.length"),
     Parameter("interface.young_Pa", 1e8, 1e13, "Pa", "mast.young", log=True),
     Parameter("interface.damping_s", 1e-5, 2e-2, "s", "mast.damping", log=True),
-    Parameter("mast.module_density_kg_m3", 500.0, 2e4, "kg/m^3", "mast.module_density", log=True),
+    Parameter("mast.module_density_kg_m3", 500.0, 2e4, "kg/m³", "mast.module_density", log=True),
 )
 SPLINE_KEY = "drive.spline_points_deg"
 SPLINE_BOUNDS = (-45.0, 135.0)  # deg, for a 90 deg move

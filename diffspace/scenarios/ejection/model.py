@@ -121,10 +121,7 @@ class EjectionModel(AbstractHybridSystem):
         return self.friction.free_mask(mode.slip) * (mode.stop == 0)
 
     def _masking(self, mode: EjectionMode):
-        n = self.robot.n_joints
-        base = self.base_motion(mode.phase)
-        basis = jax.scipy.linalg.block_diag(base.basis, jnp.eye(n))
-        return basis, jnp.concatenate([base.allowed, self.free_mask(mode)])
+        return _restriction(self.base_motion(mode.phase), self.free_mask(mode))
 
     def dynamics(self, q, v, mode: EjectionMode):
         """Accelerations, constraint forces (rail reaction, holding torques) and joint friction torques."""
@@ -233,6 +230,13 @@ class EjectionModel(AbstractHybridSystem):
         if self.friction.is_hybrid:
             y, mode = _settle_friction(self, y, mode)
         return y, mode
+
+
+def _restriction(base: BaseMotion, free_joints):
+    """Basis change and 0/1 mask of ``masked_solve``: the base restricted to ``base``, the joints ``free_joints``
+    marks (1) free and the others held."""
+    basis = jax.scipy.linalg.block_diag(base.basis, jnp.eye(free_joints.shape[0]))
+    return basis, jnp.concatenate([base.allowed, free_joints])
 
 
 def plane_normal(rail_axis):
@@ -351,15 +355,14 @@ class EjectionRun(eqx.Module):
     equivalent_mass: Float[Array, ""]
 
 
-def equivalent_mass(model: EjectionModel, q0, slip_dir) -> Float[Array, ""]:
-    """Effective mass seen by the spring at rest: ``1 / (e^T Hbar^{-1} e)`` over the rail and the free joints."""
-    slip_dir = jnp.asarray(slip_dir).astype(int)
-    mode = EjectionMode(phase=jnp.asarray(RAIL), slip=slip_dir, stop=jnp.zeros_like(slip_dir),
-                        crossed_time=jnp.full(slip_dir.shape, jnp.inf), consistent=jnp.asarray(True))
-    force = jnp.zeros(model.robot.nv).at[:3].set(model.rail_axis)
-    h, _ = mass_matrix_and_bias(model.robot, q0, jnp.zeros(model.robot.nv))
-    accel, _ = masked_solve(h, force, *model._masking(mode))
-    return 1.0 / (model.rail_axis @ accel[:3])
+def equivalent_mass(robot: Robot, rail_axis, q0, free_joints) -> Float[Array, ""]:
+    r"""Effective mass seen by the spring at rest, $(e^T \bar H^{-1} e)^{-1}$: $\bar H$ the mass matrix of
+    ``robot`` at ``q0`` restricted to the base's travel along the unit ``rail_axis`` (base frame, ``e``) and the
+    joints ``free_joints`` marks free (1; 0: held)."""
+    force = jnp.zeros(robot.nv).at[:3].set(rail_axis)
+    h, _ = mass_matrix_and_bias(robot, q0, jnp.zeros(robot.nv))
+    accel, _ = masked_solve(h, force, *_restriction(BaseMotion.rail(rail_axis), jnp.asarray(free_joints)))
+    return 1.0 / (rail_axis @ accel[:3])
 
 
 def simulate_ejection(
@@ -380,7 +383,8 @@ def simulate_ejection(
     y0, mode0 = model.transition(0.0, y0, model.initial_mode())
     solution = hybrid_solve(model, y0, mode0, t_final, n_save=n_save, rtol=rtol, atol=atol, max_steps=max_steps,
                             max_segments=max_segments, solver=solver, adjoint=adjoint)
-    return EjectionRun(solution, mode0, equivalent_mass(model, q0, mode0.slip))
+    free = model.friction.free_mask(mode0.slip)  # the joints free at t = 0
+    return EjectionRun(solution, mode0, equivalent_mass(model.robot, model.rail_axis, q0, free))
 
 
 def rigid_motion(model: EjectionModel, q, v):

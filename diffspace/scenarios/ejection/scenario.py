@@ -170,18 +170,21 @@ class Ejection(AbstractScenario):
         return [j for j in range(self.robot.n_joints) if j not in self.locked]
 
     # ------------------------------------------------------------------ model
-    def model_of(self, params: EjectionParams, locked=None, friction_model=None, mode=None):
-        """The ejection model (locked joints merged at their angles) and the free joints' angles."""
-        locked = self.locked if locked is None else locked
-        friction_model = friction_model or self.friction_model
+    def _locked_arm(self, params: EjectionParams, locked: tuple[int, ...]) -> tuple[Robot, Array]:
+        """The robot with the joints ``locked`` merged at their angles, and the other joints' angles."""
         robot = self.robot.lock(list(locked), params.attitude[jnp.asarray(locked, dtype=int)]) if locked else self.robot
+        free = [j for j in range(self.robot.n_joints) if j not in locked]
+        return robot, params.attitude[jnp.asarray(free, dtype=int)]
+
+    def model_of(self, params: EjectionParams) -> tuple[EjectionModel, Array]:
+        """The ejection model (this run's locked joints merged at their angles) and the free joints' angles."""
+        robot, free_angles = self._locked_arm(params, self.locked)
         friction = JointFriction.uniform(robot.n_joints, params.static_torque, params.coulomb_torque, params.viscous,
-                                         friction_model, params.smooth_velocity)
-        flight = "space" if (mode or self.mode) == "space" else "plane"
+                                         self.friction_model, params.smooth_velocity)
+        flight = "space" if self.mode == "space" else "plane"
         model = EjectionModel.build(robot, friction, params.spring_stiffness, params.spring_compression,
                                     self.rail_axis, flight, self.limits, params.stop_restitution)
-        free = [j for j in range(self.robot.n_joints) if j not in locked]
-        return model, params.attitude[jnp.asarray(free, dtype=int)]
+        return model, free_angles
 
     def locked_in(self, mode: str) -> tuple[int, ...]:
         """0-based joints locked in ``mode``: this run's set in its own mode; otherwise that mode's default (none
@@ -190,15 +193,16 @@ class Ejection(AbstractScenario):
             return self.locked
         return () if mode == "space" else self.plane_default_locked
 
-    def frictionless_equivalent_mass(self, params: EjectionParams, mode: str):
-        """Equivalent mass with the joints locked in ``mode`` (:meth:`locked_in`) and every other joint free and
-        frictionless (the total mass when every joint is locked)."""
+    def frictionless_equivalent_mass(self, params: EjectionParams, model: EjectionModel, mode: str):
+        """Equivalent mass on the rail of ``model`` (this run's, :meth:`model_of`) with the joints locked in
+        ``mode`` (:meth:`locked_in`) and every other joint free and frictionless (the total mass when every joint
+        is locked)."""
         locked = self.locked_in(mode)
         if len(locked) == self.robot.n_joints:
             return self.robot.total_mass
-        model, free_angles = self.model_of(params, locked, "none", mode)
-        q0 = model.robot.neutral().at[7:].set(free_angles)
-        return equivalent_mass(model, q0, jnp.ones(model.robot.n_joints))
+        robot, free_angles = self._locked_arm(params, locked)
+        q0 = robot.neutral().at[7:].set(free_angles)
+        return equivalent_mass(robot, model.rail_axis, q0, jnp.ones(robot.n_joints))
 
     # ------------------------------------------------------------------ protocol
     def simulate(self, params: EjectionParams) -> EjectionOutcome:
@@ -206,7 +210,7 @@ class Ejection(AbstractScenario):
         s = self.settings
         run = simulate_ejection(model, free_angles, s.t_final, s.n_save, s.rtol, s.atol, s.max_steps, s.max_segments,
                                 adjoint=self.adjoint)
-        masses = (self.frictionless_equivalent_mass(params, "space"), self.frictionless_equivalent_mass(params, "plane"))
+        masses = tuple(self.frictionless_equivalent_mass(params, model, mode) for mode in ("space", "plane"))
         paper = paper_ejection(model, free_angles) if self.method == "paper" else None
         return ejection_outcome(model, run, free_angles, masses, paper)
 

@@ -38,7 +38,7 @@ class FlexibleArmParams(AbstractParams):
 
 PARAMETERS = (
     Parameter("arm.frequency_hz", 1.0, 50.0, "Hz", "frequency_hz", log=True, help="first bending frequency of link 2"),
-    Parameter("arm.damping_ratio", 0.001, 0.5, "1", "damping_ratio", log=True, help="modal damping ratio"),
+    Parameter("arm.damping_ratio", 0.001, 0.5, "-", "damping_ratio", log=True, help="modal damping ratio"),
     Parameter("torque.amplitude_N_m", 0.05, 2.0, "N m", "amplitude_N_m", help="joint torque amplitude"),
     Parameter("torque.period_s", 0.5, 5.0, "s", "period_s", help="joint torque period"),
 )

@@ -45,7 +45,7 @@ PARAMETERS = (
     Parameter("impact.initial_gap_m", 0.0, 1.0, "m", "initial_gap"),
     Parameter("impact.mass1_kg", 1e-3, 1e5, "kg", "mass1", log=True),
     Parameter("impact.mass2_kg", 1e-3, 1e5, "kg", "mass2", log=True),
-    Parameter("contact.stiffness_N_m_n", 1e3, 1e13, "N/m^n", "stiffness", log=True),
+    Parameter("contact.stiffness_N_m_n", 1e3, 1e13, "N/mⁿ", "stiffness", log=True),
     Parameter("contact.exponent", 0.5, 3.0, "-", "exponent"),
     Parameter("contact.restitution_c", 1e-3, 1.0, "-", "restitution"),
     Parameter("friction.mu", 1e-6, 1.0, "-", "mu", log=True),

@@ -56,7 +56,7 @@ PARAMETERS = (
     Parameter("strike.approach_speed_m_s", 1e-3, 1.0, "m/s", "approach_speed", log=True),
     Parameter("rope.bending_stiffness_N_m_rad", 1e-2, 1e2, "N m/rad", "bending_stiffness", log=True),
     Parameter("rope.axial_rigidity_N", 1e3, 1e7, "N", "axial_rigidity", log=True),
-    Parameter("contact.stiffness_N_m_n", 1e4, 1e10, "N/m^n", "contact_stiffness", log=True),
+    Parameter("contact.stiffness_N_m_n", 1e4, 1e10, "N/mⁿ", "contact_stiffness", log=True),
     Parameter("contact.restitution_c", 1e-3, 1.0, "-", "contact_restitution"),
     Parameter("virtual_spring.damping_N_s_m", 0.0, 100.0, "N s/m", "virtual_damping"),
     Parameter("snare.ring_rate_deg_s", -360.0, 360.0, "deg/s", "ring_rate"),

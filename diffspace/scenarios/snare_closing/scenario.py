@@ -35,9 +35,9 @@ from .semi_implicit import STABLE_PRODUCT, highest_frequency
 
 PARAMETERS = (
     Parameter("shaft.mass_kg", 1e-2, 1e5, "kg", "shaft_mass", log=True),
-    Parameter("rope.bending_rigidity_N_m2", 1e-4, 10.0, "N m^2", "bending_rigidity", log=True),
+    Parameter("rope.bending_rigidity_N_m2", 1e-4, 10.0, "N m²", "bending_rigidity", log=True),
     Parameter("rope.axial_rigidity_N", 1e3, 1e7, "N", "axial_rigidity", log=True),
-    Parameter("contact.stiffness_N_m_n", 1e4, 1e10, "N/m^n", "contact_stiffness", log=True),
+    Parameter("contact.stiffness_N_m_n", 1e4, 1e10, "N/mⁿ", "contact_stiffness", log=True),
     Parameter("contact.restitution_c", 1e-3, 1.0, "-", "contact_restitution"),
     Parameter("contact.reference_speed_m_s", 1e-3, 10.0, "m/s", "reference_speed", log=True),
 ) + tuple(Parameter(f"shaft.initial_{name}[{i}]", -1.0, 1.0, unit, f"shaft_{field}", index=i)
