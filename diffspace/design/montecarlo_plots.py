@@ -11,7 +11,8 @@ import numpy as np
 MAX_OUTPUTS = 6  # panels per plot
 
 
-def _pyplot():
+def pyplot():
+    """matplotlib.pyplot on the Agg backend (files only, no display); shared by the design plots."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -26,7 +27,7 @@ def plot_histograms(path: Path, values: dict[str, np.ndarray], stats: dict[str, 
     names = [n for n in values if stats[n]["count"] > 0][:MAX_OUTPUTS]
     if not names:
         return
-    plt = _pyplot()
+    plt = pyplot()
     fig, axes = plt.subplots(len(names), 1, figsize=(6.5, 2.4 * len(names)), squeeze=False)
     for ax, name in zip(axes[:, 0], names):
         data, s = values[name][np.isfinite(values[name])], stats[name]
@@ -58,7 +59,7 @@ def plot_outcomes(path: Path, summary: dict) -> None:
     names = list(summary["outcome_probability"])
     p = np.array([summary["outcome_probability"][n] for n in names], float)
     ci = np.array([summary["outcome_probability_ci"][n] for n in names], float).reshape(-1, 2)
-    plt = _pyplot()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(6.5, 0.5 * len(names) + 1.6))
     ax.barh(names, p, color="steelblue", xerr=np.abs(np.stack([p - ci[:, 0], ci[:, 1] - p])), capsize=4)
     for y, (value, high, count) in enumerate(zip(p, ci[:, 1], (summary["outcome_counts"][n] for n in names))):
@@ -79,7 +80,7 @@ def plot_tornado(path: Path, summary: dict, keys: tuple[str, ...], outputs: list
     names = [n for n in outputs if any(summary[k].get(n) for k in kinds)][:MAX_OUTPUTS]
     if not names:
         return
-    plt = _pyplot()
+    plt = pyplot()
     fig, axes = plt.subplots(len(names), len(kinds), figsize=(5.5 * len(kinds), 0.9 + 0.45 * len(keys) * len(names)),
                              squeeze=False)
     for row, name in enumerate(names):
@@ -132,7 +133,7 @@ def plot_scatter(path: Path, inputs: dict[str, np.ndarray], outputs: dict[str, n
     names = list(outputs)[:MAX_OUTPUTS]
     if not names or not inputs:
         return
-    plt = _pyplot()
+    plt = pyplot()
     keys = list(inputs)
     fig, axes = plt.subplots(len(names), len(keys), figsize=(2.8 * len(keys), 2.3 * len(names)), squeeze=False)
     for i, name in enumerate(names):

@@ -20,7 +20,7 @@ from ..core.status import SolverFailure, failed
 from ..io.results import quantity_label
 from . import cases as cs
 from .evaluate import evaluate_cases, status_label
-from .montecarlo_plots import _pyplot
+from .montecarlo_plots import pyplot
 from .montecarlo_stats import PERCENTILES, output_statistics
 from .optimize_report import _metrics_at
 from .outcomes import wilson_interval
@@ -153,7 +153,7 @@ def _write_runs(path, problem, checks: dict) -> None:
 def plot_distributions(path, problem, checks: dict, results: dict) -> None:
     """``robust.png``: per read output, the fresh runs of the nominal and the robust optimum overlaid, with the
     constraint's bounds and each design's violation probability."""
-    plt = _pyplot()
+    plt = pyplot()
     names = read_metrics(problem)
     fig, axes = plt.subplots(len(names), 1, figsize=(7.0, 2.6 * len(names)), squeeze=False)
     bounds = {c.metric: c for c in problem.constraints}
