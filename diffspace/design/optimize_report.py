@@ -74,7 +74,7 @@ def best_sweep_rows(table: dict, problem: Problem, choice, n_starts: int) -> np.
     return table["x"][order[:n]]
 
 
-def _metrics_at(builder: cs.CaseBuilder, design: dict) -> dict:
+def metrics_at(builder: cs.CaseBuilder, design: dict) -> dict:
     result = evaluate_cases(builder, [design], 1)
     out = {k: float(v[0]) for k, v in result.values.items()}
     out["status"] = status_label(int(result.status[0]))
@@ -99,7 +99,7 @@ def report(builder, scenario: AbstractScenario, problem: Problem, table: dict, c
     if problem.choice_key is not None:
         design[problem.choice_key] = _number(choice)
     sign = problem.sign
-    initial = _metrics_at(builder, {})
+    initial = metrics_at(builder, {})
     violations = violated(problem, initial)
     summary = {
         "objective": objective_formula(problem),
@@ -107,7 +107,7 @@ def report(builder, scenario: AbstractScenario, problem: Problem, table: dict, c
         "direction": problem.direction,
         "optimum": design,
         "optimum_objective": sign * value,
-        "optimum_metrics": _metrics_at(builder, design),
+        "optimum_metrics": metrics_at(builder, design),
         "initial_metrics": initial,
         "initial_objective": sign * float(problem.objective(initial)),
         "initial_feasible": not violations,

@@ -22,7 +22,7 @@ from . import cases as cs
 from .evaluate import evaluate_cases, status_label
 from .montecarlo_plots import pyplot
 from .montecarlo_stats import PERCENTILES, output_statistics
-from .optimize_report import _metrics_at
+from .optimize_report import metrics_at
 from .outcomes import wilson_interval
 from .progress import Spinner
 from .robust import statistics
@@ -110,7 +110,7 @@ def robust_report(builder: cs.CaseBuilder, problem, nominal_summary: dict, candi
         checks = {label: stages.get(f"{label}_out_of_sample_runs",
                                     lambda d=d: DispersedRuns(builder, problem, d, validation=True))
                   for label, d in (("robust", design), ("nominal", nominal))}
-        optimum_metrics = _metrics_at(builder, design)
+        optimum_metrics = metrics_at(builder, design)
     summary = {**nominal_summary, "optimum": design, "optimum_objective": problem.sign * value,
                "optimum_metrics": optimum_metrics,
                "nominal_optimum": {"design": nominal, "objective": nominal_summary["optimum_objective"],
