@@ -274,8 +274,8 @@ def test_target_mass_properties_are_continuous_parameters():
     them (to the last digits); an inertia against the triangle inequality fails the run with out_of_range; a
     Monte-Carlo dispersion of the target mass is accepted."""
     from diffspace.app.commands import load
-    from diffspace.design.montecarlo import prepare_montecarlo
-    from diffspace.design.montecarlo_spec import parse_montecarlo
+    from diffspace.design.montecarlo.command import prepare_montecarlo
+    from diffspace.design.montecarlo.spec import parse_montecarlo
     from diffspace.scenarios import load_scenario
 
     base = ["simulation.n_save=2"]

@@ -15,8 +15,8 @@ from scipy import stats
 from diffspace import design, scenarios
 from diffspace.app.cli import main
 from diffspace.app.commands import load
-from diffspace.design.montecarlo_distributions import CorrelatedNormal, Dispersion
-from diffspace.design.montecarlo_spec import BLOCK, MonteCarloSpec
+from diffspace.design.montecarlo.distributions import CorrelatedNormal, Dispersion
+from diffspace.design.montecarlo.spec import BLOCK, MonteCarloSpec
 from diffspace.scenarios import FitData
 
 from .toy_scenario import PROBED_ENTRY, ProbedToy

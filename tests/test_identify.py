@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from diffspace.core.status import ConfigError
-from diffspace.design.least_squares import least_squares
+from diffspace.design.fit.least_squares import least_squares
 from diffspace.io.tables import dump_toml, read_csv_columns
 
 

@@ -14,9 +14,9 @@ from scipy import special, stats
 
 from diffspace import scenarios
 from diffspace.app.cli import main
-from diffspace.design.montecarlo_distributions import Dispersion, normal_cdf, normal_ppf
-from diffspace.design.montecarlo_spec import BLOCK, MonteCarloSpec
-from diffspace.design.montecarlo_stats import output_statistics, sobol_indices
+from diffspace.design.montecarlo.distributions import Dispersion, normal_cdf, normal_ppf
+from diffspace.design.montecarlo.spec import BLOCK, MonteCarloSpec
+from diffspace.design.montecarlo.stats import output_statistics, sobol_indices
 
 from .toy_scenario import ENTRY
 
@@ -210,7 +210,7 @@ def test_toy_failures_are_counted_per_sample_and_never_replaced(tmp_path, capsys
     assert s["mean"] == pytest.approx(rows["final_value"][draws & ~failed].mean(), rel=1e-14)
     assert summary["sobol_excluded_samples"]["final_value"] == len(np.unique(rows["sample"][failed]))
     assert summary["status_counts"]["solver_failure"] == int(failed.sum())
-    from diffspace.design.montecarlo_stats import output_modes
+    from diffspace.design.montecarlo.stats import output_modes
     groups = output_modes(rows["final_value"][draws & ~failed])  # of the usable runs only
     assert s["modes"] == (groups if len(groups) > 1 else None)
     console = capsys.readouterr().out  # every run counted, not only the statistics runs
@@ -223,7 +223,7 @@ def test_toy_failures_are_counted_per_sample_and_never_replaced(tmp_path, capsys
 
 
 def test_sobol_estimates_outside_the_unit_interval_are_explained():
-    from diffspace.design.montecarlo_stats import sobol_notes
+    from diffspace.design.montecarlo.stats import sobol_notes
 
     summary = {"sobol_first": {"v": {"a": 1.13, "b": 0.2}}, "sobol_first_ci": {"v": {"a": [0.9, 1.4], "b": None}},
                "sobol_total": {"v": {"a": 0.98, "b": -0.01}}, "sobol_total_ci": {"v": {"a": None, "b": None}},
@@ -238,7 +238,7 @@ def test_sobol_estimates_outside_the_unit_interval_are_explained():
 
 @pytest.mark.parametrize("runs", [50, 200, 5000])
 def test_unimodal_outputs_have_no_groups_and_a_mixture_has_its_own(runs):
-    from diffspace.design.montecarlo_stats import mode_notes, output_modes
+    from diffspace.design.montecarlo.stats import mode_notes, output_modes
 
     rng = np.random.default_rng(runs)
     unimodal = {"normal": rng.normal(size=runs), "uniform": rng.uniform(size=runs),

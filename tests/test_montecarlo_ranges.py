@@ -11,7 +11,7 @@ from scipy import stats
 from diffspace import design
 from diffspace.app.commands import load
 from diffspace.core.status import ConfigError
-from diffspace.design.montecarlo_distributions import Dispersion
+from diffspace.design.montecarlo.distributions import Dispersion
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 SPEED = 'montecarlo.dispersions."capture.approach_speed_m_s"'

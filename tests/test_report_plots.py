@@ -16,7 +16,7 @@ from diffspace import scenarios
 from diffspace.app.cli import main
 from diffspace.app.report.figures import plotly_figure
 from diffspace.design.labels import design_parameters, key_label
-from diffspace.design.study_report import plot_study
+from diffspace.design.run.report import plot_study
 from diffspace.io.results import PALETTE, Figure, Panel, Series, plot_figure
 from diffspace.scenarios import load_scenario
 

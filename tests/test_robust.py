@@ -25,7 +25,7 @@ import pytest
 from diffspace import scenarios
 from diffspace.app.cli import main
 from diffspace.core.status import ConfigError
-from diffspace.design.robust_statistics import (parse_statistic, smooth_exceedance, weighted_cvar,
+from diffspace.design.optimize.robust_statistics import (parse_statistic, smooth_exceedance, weighted_cvar,
                                                 weighted_quantile)
 
 from .toy_scenario import ENTRY
@@ -171,7 +171,7 @@ def test_an_interrupted_robust_optimization_resumes_after_its_last_finished_stag
     config = tmp_path / "toy.toml"
     config.write_text(TOY_ROBUST.replace("validation_samples = 2048", "validation_samples = 256"))
     assert main(["optimize", str(config), "--out", str(tmp_path / "whole"), "--quiet"]) == 0
-    import diffspace.design.optimize as optimize
+    import diffspace.design.optimize.command as optimize
 
     def killed(*args, **kwargs):
         raise RuntimeError("killed after the robust search")

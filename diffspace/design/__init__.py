@@ -1,18 +1,17 @@
-"""Generic design work on any scenario: ``run`` (single or study), ``sweep``, ``montecarlo``, ``optimize``, ``fit``."""
+"""Generic design work on any scenario, one subpackage per command: ``run`` (single or study), ``sweep``,
+``montecarlo``, ``optimize``, ``fit``; beside them the machinery they share: cases (a scenario at assignments of
+config keys), their batched evaluation and design gradients, labels, outcomes, progress, stages, stored programs,
+several processes and timing."""
 
 from ..scenarios import COMMAND_SECTIONS as SECTIONS
 from .cases import CaseBuilder, get_key, set_key
 from .distributed import SOLO, CoordinatedProcesses, Processes
-from .fit import parse_fit, run_fit
+from .fit import FitResult, least_squares, parse_fit, run_fit
 from .gradient import design_metrics
-from .least_squares import FitResult, least_squares
-from .montecarlo import prepare_montecarlo, print_montecarlo, run_montecarlo
-from .montecarlo_spec import MonteCarloSpec, parse_montecarlo
-from .optimize import run_optimize
-from .problem import Problem, parse_problem
+from .montecarlo import MonteCarloSpec, parse_montecarlo, prepare_montecarlo, print_montecarlo, run_montecarlo
+from .optimize import Problem, parse_problem, run_optimize
 from .run import parse_study, run_single, run_study, simulate_default
-from .sweep import check_disk, run_sweep
-from .sweep_spec import SweepSpec, parse_sweep
+from .sweep import SweepSpec, check_disk, parse_sweep, run_sweep
 
 __all__ = [
     "SECTIONS",

@@ -18,20 +18,20 @@
     "ejection.spring_compression_m" = {distribution = "uniform", lower = 0.085, upper = 0.087}
 
 Cases come from uniform numbers in (0, 1) mapped through each key's inverse distribution function
-(:mod:`~diffspace.design.montecarlo_distributions`). The uniforms are drawn in fixed blocks of :data:`BLOCK`
+(:mod:`~diffspace.design.montecarlo.distributions`). The uniforms are drawn in fixed blocks of :data:`BLOCK`
 rows, block ``b`` from a generator seeded by ``(seed, design, b)``: a case's inputs depend only on the seed and
 its index (not on the chunk size or on which process computes it).
 
 ``from_fit`` names the results directory of ``diffspace fit`` (relative to the config file's folder; through
 the Python API, to the current directory). Its ``summary.json`` gives the fitted values (``fitted``) and their
 covariance (``covariance``, config units), drawn as one correlated normal after the hand-written keys
-(:class:`~diffspace.design.montecarlo_distributions.CorrelatedNormal`: ``x = mean + L z``, ``L`` the Cholesky
+(:class:`~diffspace.design.montecarlo.distributions.CorrelatedNormal`: ``x = mean + L z``, ``L`` the Cholesky
 factor of the covariance, ``z`` the standard normal quantiles of the fitted keys' uniform columns). Refused,
 naming the key: a fit that did not converge or ended at a bound (its covariance describes no optimum), a
 covariance that is not finite or not positive definite, a key given both ways, and Sobol indices of correlated
 inputs (Saltelli's estimators assume independent inputs). The fitted normal is not truncated: one that reaches
 values its key does not allow is refused like any dispersion
-(:func:`~diffspace.design.montecarlo.prepare_montecarlo`; a positive parameter fitted to 5 % lies 20 standard
+(:func:`~diffspace.design.montecarlo.command.prepare_montecarlo`; a positive parameter fitted to 5 % lies 20 standard
 errors from zero, a tail of 3e-89, and is accepted).
 
 :meth:`MonteCarloSpec.values` is the entry point for any use of the dispersed inputs (the campaign's cases, the
@@ -53,9 +53,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..core.status import ConfigError
-from .montecarlo_distributions import DISTRIBUTIONS, CorrelatedNormal, Dispersion
-from .sweep_spec import Chunked
+from ...core.status import ConfigError
+from ..sweep.spec import Chunked
+from .distributions import DISTRIBUTIONS, CorrelatedNormal, Dispersion
 
 BLOCK = 1024  # uniform rows per seeded block
 SENSITIVITIES = ("local", "sobol")

@@ -21,14 +21,14 @@ import equinox as eqx
 import jax
 import numpy as np
 
-from ..io.results import print_summary, write_summary
-from ..io.scene import save_scene
-from ..scenarios import AbstractScenario
-from ..core.status import ConfigError, Status, failed
-from . import cases as cs
-from .labels import design_parameters, key_label
-from .progress import Spinner
-from .stored import stored_jit
+from ...core.status import ConfigError, Status, failed
+from ...io.results import print_summary, write_summary
+from ...io.scene import save_scene
+from ...scenarios import AbstractScenario
+from .. import cases as cs
+from ..labels import design_parameters, key_label
+from ..progress import Spinner
+from ..stored import stored_jit
 
 
 @stored_jit
@@ -173,7 +173,7 @@ def write_cases(builder: cs.CaseBuilder, cases: dict[str, dict], out: Path) -> N
 
 def run_study(builder: cs.CaseBuilder, spec: StudySpec, out: Path, progress: bool = True) -> dict:
     """All cases in one vmapped simulation; per-case outputs in ``out/<label>/``; a table and ``study.png``."""
-    from .study_report import plot_study, print_study
+    from .report import plot_study, print_study
 
     labels = spec.labels()
     cases = [{k: v[i] for k, v in spec.cases.items()} for i in range(spec.size)]

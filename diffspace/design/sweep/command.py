@@ -28,14 +28,14 @@ from pathlib import Path
 
 import numpy as np
 
-from ..core.status import ConfigError
-from . import cases as cs
-from .distributed import SOLO, Processes
-from .evaluate import CaseResults, evaluate_cases, status_label, status_totals
-from .outcomes import outcome_summary
-from .progress import Bar, compiling
-from .sweep_plots import plot_sweep
-from .sweep_spec import SweepSpec
+from ...core.status import ConfigError
+from .. import cases as cs
+from ..distributed import SOLO, Processes
+from ..evaluate import CaseResults, evaluate_cases, status_label, status_totals
+from ..outcomes import outcome_summary
+from ..progress import Bar, compiling
+from .plots import plot_sweep
+from .spec import SweepSpec
 
 PLOT_POINTS = 20_000  # at most this many cases are kept in memory for plots
 

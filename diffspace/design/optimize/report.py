@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..io.results import Figure, Panel, Series, plot_figure, quantity_label
-from ..scenarios import AbstractScenario
-from . import cases as cs
-from .evaluate import evaluate_cases, status_label
-from ..core.status import SolverFailure, failed
-from .outcomes import outcome_summary
-from .sweep import ResultsTable
+from ...core.status import SolverFailure, failed
+from ...io.results import Figure, Panel, Series, plot_figure, quantity_label
+from ...scenarios import AbstractScenario
+from .. import cases as cs
+from ..evaluate import evaluate_cases, status_label
+from ..outcomes import outcome_summary
+from ..progress import Bar, compiling
+from ..sweep.command import ResultsTable
 from .problem import Problem
-from .progress import Bar, compiling
 
 
 def sweep_cases(problem: Problem, samples: np.ndarray) -> list[dict]:

@@ -1,7 +1,7 @@
 """The sweep stage of ``diffspace optimize`` shared by several processes.
 
-Alone, the stage is :func:`~diffspace.design.optimize_report.sweep_table`. Among several processes its cases
-(every sample for every choice) go through the sweep's chunk machinery (:func:`~diffspace.design.sweep.
+Alone, the stage is :func:`~diffspace.design.optimize.report.sweep_table`. Among several processes its cases
+(every sample for every choice) go through the sweep's chunk machinery (:func:`~diffspace.design.sweep.command.
 compute_chunks`: chunks claimed dynamically, stored in ``DIR/store/sweep``); process 0 then tabulates them from the
 store and goes on with the optimisation alone, the other processes stop. The store is removed once tabulated
 (an optimisation is not resumable).
@@ -15,12 +15,12 @@ from pathlib import Path
 
 import numpy as np
 
-from . import cases as cs
-from .distributed import SOLO, Processes
-from .optimize_report import sweep_cases, sweep_table, tabulate
+from .. import cases as cs
+from ..distributed import SOLO, Processes
+from ..sweep.command import ChunkStore, compute_chunks
+from ..sweep.spec import Chunked
 from .problem import Problem
-from .sweep import ChunkStore, compute_chunks
-from .sweep_spec import Chunked
+from .report import sweep_cases, sweep_table, tabulate
 
 
 @dataclasses.dataclass(frozen=True)
@@ -48,7 +48,7 @@ class SweepCases(Chunked):
 
 def sweep_stage(builder: cs.CaseBuilder, problem: Problem, samples: np.ndarray, out: Path, progress: bool,
                 processes: Processes = SOLO) -> dict | None:
-    """The sweep's table (:func:`~diffspace.design.optimize_report.tabulate`); ``None`` on processes other
+    """The sweep's table (:func:`~diffspace.design.optimize.report.tabulate`); ``None`` on processes other
     than the lead once their chunks are done."""
     if processes.size == 1:
         return sweep_table(builder, problem, samples, progress)

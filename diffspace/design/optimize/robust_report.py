@@ -3,7 +3,7 @@ r"""The robust optimum against the nominal one: statistics with their sampling e
 At the robust optimum, the optimisation's own draws give each statistic the problem reads and its sampling
 error (the standard deviation over ``BOOTSTRAP`` resamples of the runs, drawn with replacement). Then both the
 robust and the nominal optimum run ``validation_samples`` fresh draws (the next cases of the same stream,
-:meth:`~diffspace.design.robust.Uncertainty.draws`): per read output the mean, standard deviation and the
+:meth:`~diffspace.design.optimize.robust.Uncertainty.draws`): per read output the mean, standard deviation and the
 percentiles 0.135 / 50 / 99.865, the problem's statistics, and per constrained output the probability of
 violating its bounds, counted over the runs that did not fail, with its Wilson 95 % interval
 (:func:`~diffspace.design.outcomes.wilson_interval`). ``summary.json`` gets them under ``out_of_sample.robust``
@@ -16,18 +16,18 @@ from __future__ import annotations
 import jax
 import numpy as np
 
-from ..core.status import SolverFailure, failed
-from ..io.results import quantity_label
-from . import cases as cs
-from .evaluate import evaluate_cases, status_label
-from .montecarlo_plots import pyplot
-from .montecarlo_stats import PERCENTILES, output_statistics
-from .optimize_report import metrics_at
-from .outcomes import wilson_interval
-from .progress import Spinner
+from ...core.status import SolverFailure, failed
+from ...io.results import quantity_label
+from .. import cases as cs
+from ..evaluate import evaluate_cases, status_label
+from ..montecarlo.plots import pyplot
+from ..montecarlo.stats import PERCENTILES, output_statistics
+from ..outcomes import wilson_interval
+from ..progress import Spinner
+from ..stages import StageStore
+from ..sweep.command import ResultsTable
+from .report import metrics_at
 from .robust import statistics
-from .stages import StageStore
-from .sweep import ResultsTable
 
 BOOTSTRAP = 1000
 

@@ -8,7 +8,7 @@ r"""A design problem on top of a scenario: variables (config keys) in a box, an 
     bounds = {"ejection.attitude[1]" = [-60.0, 60.0]}   # optional, narrows the scenario's bounds
     choices = {"strike.node" = [5, 10, 16]}             # optional discrete design variables
     constraints = {peak_force_N = {upper = 60.0}}       # metric bounds
-    # under uncertainty ([optimize.uncertainty], :mod:`~diffspace.design.robust`): statistics over dispersed runs
+    # under uncertainty ([optimize.uncertainty], :mod:`.robust`): statistics over dispersed runs
     statistic = "mean"                                  # of the objective: mean, std, mean+3std, p99.865, cvar0.99
     # constraints = {peak_force_N = {upper = 60.0, statistic = "p99.865"}}, or {upper = 60.0, probability = 1e-3}
     # outcome probabilities: {"outcome.captured" = {lower = 1.0}}; for one (nominal) design the probability
@@ -40,9 +40,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..scenarios import AbstractScenario, Parameter
-from ..core.status import ConfigError, failed
-from .montecarlo_spec import MonteCarloSpec
+from ...core.status import ConfigError, failed
+from ...scenarios import AbstractScenario, Parameter
+from ..montecarlo.spec import MonteCarloSpec
 from .robust import Uncertainty, parse_problem_statistics, parse_uncertainty
 from .robust_statistics import Statistic
 
@@ -113,7 +113,7 @@ class Problem:
     direction: str = "maximize"
     outcome_bounds: tuple[OutcomeBound, ...] = ()
     statistic: Statistic = Statistic("mean", "mean")  # of the objective over dispersed runs (robust only)
-    uncertainty: Uncertainty | None = None  # dispersed runs: a robust problem (:mod:`~diffspace.design.robust`)
+    uncertainty: Uncertainty | None = None  # a robust problem's dispersed runs (:mod:`.robust`)
 
     def nominal(self) -> Problem:
         """The same problem on the nominal design alone (statistics ignored)."""

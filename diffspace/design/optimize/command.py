@@ -4,7 +4,7 @@
    The config's own design values (clipped into the box) are the sweep's first point.
 2. For every choice, Adam runs from the config's design, the best feasible sweep points and random points
    (``n_starts`` in all), all starts in one
-   vmapped ``value_and_grad`` of the barrier loss (:mod:`diffspace.design.problem`) through the whole
+   vmapped ``value_and_grad`` of the barrier loss (:mod:`diffspace.design.optimize.problem`) through the whole
    simulation. A start whose run fails, or whose loss or gradient is not finite, does not move and keeps its
    optimiser state for that step; such steps are counted (``nan_gradient_steps``). The best *feasible*
    iterate of every start is kept.
@@ -14,8 +14,9 @@
 The result is never worse than the sweep's best feasible point (it is a candidate too), hence never worse than
 the configured design when that is feasible.
 
-Under uncertainty (:mod:`~diffspace.design.robust`) steps 2-3 run again on the statistics over the dispersed runs,
-from the nominal optimum, and :mod:`~diffspace.design.robust_report` checks both optima on fresh draws.
+Under uncertainty (:mod:`~diffspace.design.optimize.robust`) steps 2-3 run again on the statistics over the
+dispersed runs, from the nominal optimum, and :mod:`~diffspace.design.optimize.robust_report` checks both optima
+on fresh draws.
 """
 
 from __future__ import annotations
@@ -30,18 +31,18 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..io.results import write_timeseries
-from ..scenarios import AbstractScenario
-from . import cases as cs
-from .distributed import SOLO
-from .optimize_report import best_sweep_rows, plot_history, report, write_sweep_table
-from .optimize_sweep import sweep_stage
+from ...io.results import write_timeseries
+from ...scenarios import AbstractScenario
+from .. import cases as cs
+from ..distributed import SOLO
+from ..progress import Bar, Spinner, compiling
+from ..run.command import baseline_design, write_cases
+from ..stages import StageStore
 from .problem import Problem, barrier
+from .report import best_sweep_rows, plot_history, report, write_sweep_table
 from .robust import assess
 from .robust_report import robust_report
-from .progress import Bar, Spinner, compiling
-from .run import baseline_design, write_cases
-from .stages import StageStore
+from .sweep import sweep_stage
 
 POLISH_ITERATIONS = 6
 POLISH_TARGET = -1e-7  # land just inside the active constraint
@@ -196,9 +197,9 @@ def run_optimize(builder: cs.CaseBuilder, scenario: AbstractScenario, problem: P
                  processes=SOLO):
     """Sweep, multi-start Adam per choice, polish; write ``sweep.csv``, ``timeseries.csv``, ``optimize.png``
     (convergence) and, for the report, the configured design's and the optimum's outputs and scenes in
-    ``baseline/`` and ``optimum/``. A robust problem (:mod:`~diffspace.design.robust`) first finds the nominal
+    ``baseline/`` and ``optimum/``. A robust problem (:mod:`~diffspace.design.optimize.robust`) first finds the nominal
     optimum (the same problem on the nominal design), then searches again from it on the statistics over the
-    dispersed runs, and checks both optima on fresh draws (:mod:`~diffspace.design.robust_report`; the nominal
+    dispersed runs, and checks both optima on fresh draws (:mod:`~diffspace.design.optimize.robust_report`; the nominal
     optimum's outputs in ``nominal_optimum/``).
     Returns ``(summary, optimum design dict)``; among several processes the sweep is shared and the others
     return ``(None, None)`` after it."""

@@ -13,7 +13,7 @@ the attitude or the impact speed) and the measured metrics with their scales. Th
 :math:`i` and metric :math:`k` is :math:`r_{ik} = (m_k(\theta; c_i) - y_{ik}) / \sigma_{ik}`; the rows are
 independent simulations, so the Jacobian is built row by row with reverse-mode passes batched over the rows
 (far cheaper than differentiating the stacked residual vector). Levenberg-Marquardt
-(:func:`~diffspace.design.least_squares.least_squares`) works on bounded coordinates (logit of the design
+(:func:`~diffspace.design.fit.least_squares.least_squares`) works on bounded coordinates (logit of the design
 space's range, on ``log`` for log-scaled variables), so the estimate always lies in the allowed range and a
 parameter pinned at a bound is reported as such (``converged: false``, ``at_bound``), never as converged.
 
@@ -33,11 +33,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..scenarios import AbstractScenario, FitData, Parameter
-from ..core.status import ConfigError, SolverFailure, failed
-from . import cases as cs
+from ...core.status import ConfigError, SolverFailure, failed
+from ...scenarios import AbstractScenario, FitData, Parameter
+from .. import cases as cs
+from ..progress import Spinner
 from .least_squares import FitResult, least_squares
-from .progress import Spinner
 
 _OPTIONS = {"parameters", "initial", "bounds", "initial_grid", "max_iter"}
 GRID_POINTS = 5

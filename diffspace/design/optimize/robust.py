@@ -14,14 +14,14 @@ The dispersions are those of the config's ``[montecarlo]`` section (hand-written
 At a design :math:`x`, the ``n`` runs give the metrics :math:`m_i(x)` (forward-mode derivatives through each
 simulation, :func:`~diffspace.design.gradient.design_metrics`; vmapped in batches of ``optimize.chunk_size``
 runs, one after the other, so that memory stays bounded at any sample size), and the problem reads statistics of them
-(:mod:`~diffspace.design.robust_statistics`): the objective :math:`S_0(J(m_1), .., J(m_n))` and, per constraint,
-:math:`S_c(m_{c,1}, .., m_{c,n})` bounded as a nominal metric is (``g = S / upper - 1``), or a probability of
-leaving the bound, :math:`g = P / P_{max} - 1`. Because the draws are fixed (common random numbers), the
+(:mod:`~diffspace.design.optimize.robust_statistics`): the objective :math:`S_0(J(m_1), .., J(m_n))` and, per
+constraint, :math:`S_c(m_{c,1}, .., m_{c,n})` bounded as a nominal metric is (``g = S / upper - 1``), or a
+probability of leaving the bound, :math:`g = P / P_{max} - 1`. Because the draws are fixed (common random numbers), the
 statistics are smooth functions of :math:`x` and Adam, the barrier and the polish of
-:mod:`~diffspace.design.optimize` work on them unchanged. A run that fails, or whose read metrics are not
+:mod:`~diffspace.design.optimize.command` work on them unchanged. A run that fails, or whose read metrics are not
 finite, gets weight 0 in every statistic and its derivative is never formed (the double-``where`` pattern in
-:mod:`~diffspace.design.robust_statistics` and in ``design_metrics``' backward pass); such runs are counted, and
-a design where more than half of the runs fail is not usable.
+:mod:`~diffspace.design.optimize.robust_statistics` and in ``design_metrics``' backward pass); such runs are
+counted, and a design where more than half of the runs fail is not usable.
 """
 
 from __future__ import annotations
@@ -34,10 +34,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..core.status import ConfigError
-from ..scenarios import AbstractScenario
-from .gradient import design_metrics
-from .montecarlo_spec import MonteCarloSpec
+from ...core.status import ConfigError
+from ...scenarios import AbstractScenario
+from ..gradient import design_metrics
+from ..montecarlo.spec import MonteCarloSpec
 from .robust_statistics import Statistic, parse_statistic, smooth_exceedance
 
 _OPTIONS = {"samples", "seed", "validation_samples"}

@@ -27,7 +27,7 @@ import math
 
 import numpy as np
 
-from ..core.status import ConfigError
+from ...core.status import ConfigError
 
 METHODS = ("grid", "random", "lhs")
 _OPTIONS = {"method", "samples", "seed", "chunk_size", "outputs", "gradients", "max_cases", "axes"}

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..io.results import Figure, Panel, Series, plot_figure, quantity_label
+from ...io.results import Figure, Panel, Series, plot_figure, quantity_label
 
 
 def _cell(value) -> str:

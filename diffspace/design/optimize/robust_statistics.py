@@ -34,7 +34,7 @@ import re
 import jax
 import jax.numpy as jnp
 
-from ..core.status import ConfigError
+from ...core.status import ConfigError
 
 KINDS = "mean | std | mean+Kstd | mean-Kstd | pX (percent, e.g. p99.865) | cvarA (level, e.g. cvar0.99)"
 SMOOTHING = 0.05  # logistic width of the exceedance probability, in standard deviations of the runs

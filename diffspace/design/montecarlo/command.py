@@ -1,11 +1,11 @@
 """``diffspace montecarlo``: a dispersion campaign of any scenario, with its sensitivities.
 
-The campaign's runs (:mod:`~diffspace.design.montecarlo_spec`: dispersed design keys, drawn per chunk from the
+The campaign's runs (:mod:`~diffspace.design.montecarlo.spec`: dispersed design keys, drawn per chunk from the
 seed; Saltelli's ``A``, ``B``, ``AB_i`` runs when Sobol indices are asked for) go through the sweep machinery
-(:mod:`~diffspace.design.sweep`): chunked, vmapped, stored and resumable, shared by several processes. Once
+(:mod:`~diffspace.design.sweep.command`): chunked, vmapped, stored and resumable, shared by several processes. Once
 every chunk is stored, the lead process streams the store into ``results.csv`` (one row per run: the run's
 place in Saltelli's scheme, inputs, outputs, status, reason), computes the statistics
-(:mod:`~diffspace.design.montecarlo_stats`: over every run, or over the ``A`` and ``B`` runs with Sobol
+(:mod:`~diffspace.design.montecarlo.stats`: over every run, or over the ``A`` and ``B`` runs with Sobol
 indices, the ``2N`` independent draws), the local sensitivities from one run at the inputs' means
 differentiated by forward mode (:func:`~diffspace.design.gradient.design_metrics`), and draws the plots.
 """
@@ -18,18 +18,17 @@ from pathlib import Path
 
 import numpy as np
 
-from ..core.status import ConfigError, failed
-from ..scenarios import AbstractScenario
-from . import cases as cs
-from .distributed import SOLO, Processes
-from .evaluate import INVALID_CONFIG, evaluate_cases, status_label, status_totals
-from .montecarlo_plots import plot_histograms, plot_outcomes, plot_scatter, plot_tornado
-from .montecarlo_spec import MonteCarloSpec
-from .montecarlo_stats import (local_sensitivity, mode_notes, output_statistics, sobol_indices, sobol_notes,
-                               sobol_summary)
-from .outcomes import outcome_indicators, outcome_summary
-from .timing import StageTimes, time_line
-from .sweep import PLOT_POINTS, ChunkStore, ResultsTable, compute_chunks, stored_rows
+from ...core.status import ConfigError, failed
+from ...scenarios import AbstractScenario
+from .. import cases as cs
+from ..distributed import SOLO, Processes
+from ..evaluate import INVALID_CONFIG, evaluate_cases, status_label, status_totals
+from ..outcomes import outcome_indicators, outcome_summary
+from ..sweep.command import PLOT_POINTS, ChunkStore, ResultsTable, compute_chunks, stored_rows
+from ..timing import StageTimes, time_line
+from .plots import plot_histograms, plot_outcomes, plot_scatter, plot_tornado
+from .spec import MonteCarloSpec
+from .stats import local_sensitivity, mode_notes, output_statistics, sobol_indices, sobol_notes, sobol_summary
 
 
 def prepare_montecarlo(spec: MonteCarloSpec, scenario: AbstractScenario, builder: cs.CaseBuilder) -> MonteCarloSpec:

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ..core.status import ConfigError
-from ..io.results import Figure, Panel, Parallel, Series, plot_figure, plot_parallel
-from .labels import design_parameters, key_label
-from .sweep_spec import SweepSpec
+from ...core.status import ConfigError
+from ...io.results import Figure, Panel, Parallel, Series, plot_figure, plot_parallel
+from ..labels import design_parameters, key_label
+from .spec import SweepSpec
 
 MAX_PANELS = 6
 
