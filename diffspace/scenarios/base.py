@@ -3,7 +3,7 @@ r"""The scenario protocol: what every scenario implements, and all that ``run``/
 
 A scenario is a final ``equinox.Module`` subclassing [`AbstractScenario`][diffspace.scenarios.base.AbstractScenario] (Equinox's abstract/final
 pattern). Its fields are the model (static topology as static fields, physical parameters as arrays) and
-``params``, the scenario's own [`AbstractParams`][diffspace.scenarios.base.AbstractParams] Module built from the config. Host-side methods
+``params``, the scenario's own [`AbstractParams`][diffspace.scenarios.parameter.AbstractParams] Module built from the config. Host-side methods
 (``schema``, ``from_config``, ``summary``, ``write``, ``scene``, ``design_space``, ``read_data``) run in Python; the
 pure ones (``simulate``, ``metrics``, ``with_design``) are JAX functions usable under ``jit``, ``vmap`` and
 ``grad``:
@@ -33,115 +33,25 @@ from __future__ import annotations
 import abc
 import copy
 import dataclasses
-import functools
+import typing
 from pathlib import Path
 from typing import ClassVar
 
 import equinox as eqx
-import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array
 
 from ..integrate.adjoint import adjoint_for
-from ..io import units
-from ..io.config import Schema, get_key, set_key, split_indexed
+from ..io.config import Field, Schema, get_key, set_key, split_indexed
 from ..core.status import ConfigError, describe, failed
-
-
-class AbstractParams(eqx.Module):
-    """Base of every scenario's parameter Module (named array fields; what design work may change)."""
+from . import declare
+from .parameter import AbstractParams, Parameter
 
 
 class AbstractOutcome(eqx.Module):
     """Base of every scenario's outcome Module. Every outcome has a field ``status: Int[Array, ""]`` holding a
     ``diffspace.core.status.Status`` code. (Declared by each subclass, not here: an inherited field would
     come first in the constructor's positional order.)"""
-
-
-@dataclasses.dataclass(frozen=True)
-class Parameter:
-    """One design variable: a numeric config key, its bounds and unit (config units), and where it lives.
-
-    The unit, one of the unit table's labels (``diffspace.io.units``), fixes the conversion from config units to
-    the SI value stored in the params (degrees become radians, mm metres; the others are SI), so reading a config,
-    [`AbstractScenario.with_design`][diffspace.scenarios.base.AbstractScenario.with_design] and writing results
-    back all convert in this one place.
-
-    Attributes:
-        key: The config key (``"friction.viscous_N_m_s_rad"``, ``"ejection.attitude[2]"``).
-        lower: Lower bound, config units.
-        upper: Upper bound, config units (above ``lower``).
-        unit: Config unit, as the unit table labels it (``"deg"``, ``"N m"``, ``"N/m"``, ``"kg m²"``, ``"-"`` for a
-            pure number); a key with a unit suffix declares the unit its suffix names.
-        field: The dotted path of the ``AbstractParams`` leaf it sets (``"attitude"``, ``"drive.end"``).
-        index: The element of that leaf (``None``: the whole scalar leaf).
-        log: Optimisers and fits work with ``log(value)`` (positive parameters spanning decades).
-        integer: A discrete choice (e.g. a rope node); sweeps only, not gradient-based design.
-        help: What the variable is, for labels.
-
-    Raises:
-        ValueError: ``lower >= upper``, ``log`` with a non-positive lower bound, or a unit the table does not know.
-    """
-
-    key: str
-    lower: float
-    upper: float
-    unit: str
-    field: str
-    index: int | None = None
-    log: bool = False
-    integer: bool = False
-    help: str = ""
-
-    def __post_init__(self):
-        if not self.lower < self.upper:
-            raise ValueError(f"{self.key}: lower bound {self.lower} must be below upper bound {self.upper}")
-        if self.log and not self.lower > 0:
-            raise ValueError(f"{self.key}: a log-scaled parameter needs a positive lower bound")
-        try:
-            units.unit(self.unit)
-        except ValueError as err:
-            raise ValueError(f"{self.key}: {err}") from None
-
-    @property
-    def to_si(self) -> float:
-        """Factor from the config unit to SI."""
-        return units.to_si(self.unit)
-
-    def _leaf(self, params: AbstractParams):
-        return functools.reduce(getattr, self.field.split("."), params)
-
-    def read(self, params: AbstractParams) -> Array:
-        """The value in ``params``, in config units; pure.
-
-        Args:
-            params: A scenario's parameters.
-
-        Returns:
-            The value (scalar), in config units.
-        """
-        leaf = self._leaf(params)
-        value = leaf if self.index is None else leaf[self.index]
-        return value if self.integer else value / self.to_si
-
-    def write(self, params: AbstractParams, value) -> AbstractParams:
-        """``params`` with this variable set to ``value``; pure.
-
-        Args:
-            params: A scenario's parameters.
-            value: The new value, config units (rounded for an ``integer`` parameter).
-
-        Returns:
-            A copy of ``params`` with the leaf (element) replaced by the value in SI units.
-        """
-        leaf = self._leaf(params)
-        value = jnp.asarray(value)
-        if self.integer:
-            value = jnp.round(value).astype(leaf.dtype)
-        else:
-            value = (value * self.to_si).astype(leaf.dtype)
-        new = value if self.index is None else leaf.at[self.index].set(value)
-        return eqx.tree_at(self._leaf, params, new)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -172,27 +82,44 @@ class FitData:
 class AbstractScenario(eqx.Module):
     """A simulated system with a config schema, a pure simulation and host-side reports.
 
-    Subclasses set ``name`` (the config section that selects the scenario) and implement the abstract
-    methods; ``design_space``/``with_design``/``metrics`` enable ``sweep``/``optimize``, ``read_data``
+    Subclasses set ``name`` (the config section that selects the scenario) and ``params`` (a field of their
+    params Module type: its declared leaves give the config schema's numeric keys, their values and the design
+    variables, [`declare`][diffspace.scenarios.declare]) and implement the abstract methods; a subclass missing one
+    cannot be instantiated. ``config_fields`` adds the keys that are not params (robot, modes, solver
+    settings); ``design_space``/``with_design``/``metrics`` enable ``sweep``/``optimize``, ``read_data``
     enables ``fit``. ``differentiation`` (keyword, static; ``"reverse"`` or ``"forward"``) selects how every
     solve of ``simulate`` is differentiated ([`diffspace.integrate.adjoint`][diffspace.integrate.adjoint]).
     """
 
-    name: ClassVar[str]
+    name: eqx.AbstractClassVar[str]
+    params: eqx.AbstractVar[AbstractParams]  # the config's parameters, a field of the subclass (which controls
+    # the constructor's field order)
     differentiation: str = eqx.field(static=True, default="reverse", kw_only=True)  # of every solve: "reverse" |
     # "forward" (``integrate.adjoint``); set by ``differentiated_by``
     headline: ClassVar[tuple[str, str] | None] = None  # (metric, design key): the result whose gradient the
     # benchmark compiles and the generic gradient test checks against central differences
     outcomes: ClassVar[tuple[str, ...]] = ()  # the physical outcomes a valid run ends in (labels); the outcome
     # of such a scenario carries ``outcome`` (an index into them) and its metrics an ``"outcome"`` entry
-    # every scenario has a field ``params: <its AbstractParams>`` (the config's parameters); declared by the
-    # subclass, so that the subclass controls the constructor's field order
 
     # ------------------------------------------------------------------ host side: config
     @classmethod
-    @abc.abstractmethod
+    def params_type(cls) -> type[AbstractParams]:
+        """The class of the scenario's ``params`` field."""
+        return typing.get_type_hints(cls)["params"]
+
+    @classmethod
+    def config_fields(cls) -> dict[str, dict[str, Field]]:
+        """The config keys that are not declared params leaves (robot, model choices, solver settings):
+        ``{section: {name: Field}}``; none by default."""
+        return {}
+
+    @classmethod
     def schema(cls) -> Schema:
-        """Config schema: sections, keys, types, defaults, bounds."""
+        """Config schema: ``config_fields`` and, section by section after them, the keys the params declare."""
+        sections = {section: dict(fields) for section, fields in cls.config_fields().items()}
+        for section, fields in declare.schema_sections(cls.params_type()).items():
+            sections.setdefault(section, {}).update(fields)
+        return Schema(sections)
 
     @classmethod
     @abc.abstractmethod
@@ -239,7 +166,7 @@ class AbstractScenario(eqx.Module):
 
     def with_design(self, params: AbstractParams, values: dict[str, Array]) -> AbstractParams:
         """``params`` with design variables replaced; pure. Generic: each key's
-        [`Parameter`][diffspace.scenarios.base.Parameter] says which leaf it sets and how its unit converts.
+        [`Parameter`][diffspace.scenarios.parameter.Parameter] says which leaf it sets and how its unit converts.
 
         Args:
             params: The parameters to modify.
@@ -358,8 +285,9 @@ class AbstractScenario(eqx.Module):
         return out
 
     def design_space(self) -> tuple[Parameter, ...]:
-        """The design variables this scenario exposes (config keys with bounds and units)."""
-        return ()
+        """The design variables this scenario exposes (config keys with bounds and units): by default those its
+        params declare with a design range."""
+        return declare.design_parameters(self.params_type())
 
     def read_data(self, path: Path) -> FitData:
         """Measured data for ``fit``.

@@ -33,23 +33,15 @@ from jaxtyping import Array, Float
 
 from ...contact import FRICTION_MODELS, LAWS, ContactLaw, ImpactFriction, ImpactOutcome, hertz_stiffness, simulate_impact
 from ...contact.impact import OUTCOMES
-from ...io.config import Field, Schema
+from ...io.config import Field
 from ...io.tables import read_csv_columns
 from ...core.status import ConfigError, Status
-from ..base import AbstractParams, AbstractScenario, FitData, Parameter
+from ..base import AbstractParams, AbstractScenario, FitData
+from ..declare import declared
+from ..declare import from_config as params_from_config
 from . import report
 
 DATA_COLUMNS = ["v_in_mm_s", "v_out_measured_mm_s", "F_peak_measured_N"]
-PARAMETERS = (
-    Parameter("impact.approach_speed_m_s", 1e-4, 10.0, "m/s", "approach_speed", log=True),
-    Parameter("impact.initial_gap_m", 0.0, 1.0, "m", "initial_gap"),
-    Parameter("impact.mass1_kg", 1e-3, 1e5, "kg", "mass1", log=True),
-    Parameter("impact.mass2_kg", 1e-3, 1e5, "kg", "mass2", log=True),
-    Parameter("contact.stiffness_N_m_n", 1e3, 1e13, "N/mⁿ", "stiffness", log=True),
-    Parameter("contact.exponent", 0.5, 3.0, "-", "exponent"),
-    Parameter("contact.restitution_c", 1e-3, 1.0, "-", "restitution"),
-    Parameter("friction.mu", 1e-6, 1.0, "-", "mu", log=True),
-)
 
 
 def friction_from_decelerations(decelerations, gravity=10.0, mass_total=38.4 + 21.85) -> dict:
@@ -59,33 +51,32 @@ def friction_from_decelerations(decelerations, gravity=10.0, mass_total=38.4 + 2
 
 
 class ImpactParams(AbstractParams):
-    approach_speed: Float[Array, ""]
-    initial_gap: Float[Array, ""]
-    mass1: Float[Array, ""]
-    mass2: Float[Array, ""]
-    stiffness: Float[Array, ""]
-    exponent: Float[Array, ""]
-    restitution: Float[Array, ""]
-    mu: Float[Array, ""]
-    gravity: Float[Array, ""]
+    approach_speed: Float[Array, ""] = declared("impact.approach_speed_m_s", 0.09483, gt=0.0, design=(1e-4, 10.0),
+                                                log=True, help="speed of body 1 at t = 0")
+    initial_gap: Float[Array, ""] = declared("impact.initial_gap_m", 0.0, min=0.0, design=(0.0, 1.0),
+                                             help="separation at t = 0 (0: start at first touch)")
+    mass1: Float[Array, ""] = declared("impact.mass1_kg", 38.4, gt=0.0, design=(1e-3, 1e5), log=True,
+                                       help="moving body (paper: passive simulator)")
+    mass2: Float[Array, ""] = declared("impact.mass2_kg", 21.85, gt=0.0, design=(1e-3, 1e5), log=True,
+                                       help="body at rest (paper: active simulator)")
+    stiffness: Float[Array, ""] = declared("contact.stiffness_N_m_n", 1.0e7, gt=0.0, design=(1e3, 1e13), log=True,
+                                           help="k in F = k d^n + ... [N/m^n]")
+    exponent: Float[Array, ""] = declared("contact.exponent", 1.5, gt=0.0, max=5.0, design=(0.5, 3.0), help="n")
+    restitution: Float[Array, ""] = declared("contact.restitution_c", 0.55, gt=0.0, max=1.0, design=(1e-3, 1.0),
+                                             help="input restitution c of the law, (0, 1]")
+    mu: Float[Array, ""] = declared("friction.mu", 0.0, min=0.0, design=(1e-6, 1.0), log=True)
+    gravity: Float[Array, ""] = declared("friction.gravity_m_s2", 9.80665, gt=0.0)
 
 
-def _schema() -> Schema:
+def _config_fields() -> dict:
     pos = dict(gt=0.0)
-    return Schema({
+    return {
         "impact": {
-            "mass1_kg": Field("float", 38.4, **pos, help="moving body (paper: passive simulator)"),
-            "mass2_kg": Field("float", 21.85, **pos, help="body at rest (paper: active simulator)"),
-            "approach_speed_m_s": Field("float", 0.09483, **pos, help="speed of body 1 at t = 0"),
-            "initial_gap_m": Field("float", 0.0, min=0.0, help="separation at t = 0 (0: start at first touch)"),
             "t_max_s": Field("float", 2.0, **pos, help="horizon for reaching contact and separating"),
         },
         "contact": {
             "law": Field("str", "zhiying_qishao", choices=LAWS),
             "stiffness_source": Field("str", "value", choices=("value", "hertz")),
-            "stiffness_N_m_n": Field("float", 1.0e7, **pos, help="k in F = k d^n + ... [N/m^n]"),
-            "exponent": Field("float", 1.5, gt=0.0, max=5.0, help="n"),
-            "restitution_c": Field("float", 0.55, gt=0.0, max=1.0, help="input restitution c of the law, (0, 1]"),
             "geometry": Field("str", "sphere_plane", choices=("sphere_plane", "sphere_sphere")),
             "radius1_m": Field("float", 0.018, **pos),
             "radius2_m": Field("float", 0.018, **pos, help="sphere_sphere only"),
@@ -96,8 +87,6 @@ def _schema() -> Schema:
         },
         "friction": {
             "model": Field("str", "none", choices=FRICTION_MODELS),
-            "mu": Field("float", 0.0, min=0.0),
-            "gravity_m_s2": Field("float", 9.80665, **pos),
         },
         "simulation": {
             "rtol": Field("float", 1e-10, gt=0.0, max=1e-3),
@@ -106,7 +95,7 @@ def _schema() -> Schema:
             "max_segments": Field("int", 12, min=4, max=200, help="bound on contact and stick-slip events"),
             "n_save": Field("int", 200, min=2, max=100_000),
         },
-    })
+    }
 
 
 def _stiffness(c: dict) -> float:
@@ -130,20 +119,16 @@ class Impact(AbstractScenario):
     friction_model: str = eqx.field(static=True)
 
     @classmethod
-    def schema(cls) -> Schema:
-        return _schema()
+    def config_fields(cls) -> dict:
+        return _config_fields()
 
     @classmethod
     def from_config(cls, cfg: dict) -> "Impact":
         imp, con, fr, sim = cfg["impact"], cfg["contact"], cfg["friction"], cfg["simulation"]
         if fr["model"] != "none" and fr["mu"] == 0.0:
             raise ConfigError(f"friction.mu: must be > 0 with friction.model = '{fr['model']}'")
-        a = lambda x: jnp.asarray(x, dtype=float)  # noqa: E731
-        params = ImpactParams(
-            approach_speed=a(imp["approach_speed_m_s"]), initial_gap=a(imp["initial_gap_m"]), mass1=a(imp["mass1_kg"]),
-            mass2=a(imp["mass2_kg"]), stiffness=a(_stiffness(con)), exponent=a(con["exponent"]),
-            restitution=a(con["restitution_c"]), mu=a(fr["mu"]), gravity=a(fr["gravity_m_s2"]))
-        return cls(params=params, t_max=a(imp["t_max_s"]), tolerances=(sim["rtol"], sim["atol"]),
+        params = params_from_config(ImpactParams, cfg, stiffness=jnp.asarray(_stiffness(con), dtype=float))
+        return cls(params=params, t_max=jnp.asarray(imp["t_max_s"], dtype=float), tolerances=(sim["rtol"], sim["atol"]),
                    budget=(sim["max_steps"], sim["max_segments"], sim["n_save"]), law=con["law"],
                    friction_model=fr["model"])
 
@@ -169,9 +154,6 @@ class Impact(AbstractScenario):
                                max_segments=max_segments, n_save=n_save, adjoint=self.adjoint)
 
     # ------------------------------------------------------------------ design
-    def design_space(self) -> tuple[Parameter, ...]:
-        return PARAMETERS
-
     def metrics(self, params: ImpactParams) -> dict:
         out = self.simulate(params)
         return {"status": out.status, "outcome": out.outcome, "detached_velocity_m_s": out.detached_velocity,

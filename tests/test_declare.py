@@ -1,0 +1,125 @@
+"""Scenario parameters declared once (``diffspace.scenarios.declare``): the schema key, the design variable and
+the params leaf of a declared parameter all come from its one declaration, in every shipped config."""
+
+from __future__ import annotations
+
+import functools
+import math
+import tomllib
+from pathlib import Path
+from typing import ClassVar
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jaxtyping import Array, Float, Int
+
+from diffspace.app.commands import load
+from diffspace.scenarios import REGISTRY, scenario_class, scenario_name
+from diffspace.scenarios.base import AbstractParams, AbstractScenario
+from diffspace.scenarios.declare import declared, design_parameters, from_config, leaves, schema_sections
+
+jax.config.update("jax_enable_x64", True)
+CONFIGS = sorted((Path(__file__).parents[1] / "configs").glob("*.toml"))
+
+
+class Inner(AbstractParams):
+    angle: Float[Array, ""] = declared("arm.angle_deg", 30.0, design=(-90.0, 90.0), label="arm angle")
+    derived: Float[Array, ""]  # given by from_config
+
+
+class Outer(AbstractParams):
+    speeds: Float[Array, "2"] = declared("motion.speeds_mm", [1.0, 2.0], gt=0.0, design=(0.1, 10.0), log=True)
+    node: Int[Array, ""] = declared("motion.node", 3, min=1, design=(1, 9), integer=True)
+    arm: Inner
+    gravity: Float[Array, ""] = declared("motion.gravity_m_s2", 9.81, gt=0.0)
+
+
+CFG = {"arm": {"angle_deg": 45.0}, "motion": {"speeds_mm": [4.0, 5.0], "node": 7, "gravity_m_s2": 3.7}}
+
+
+def test_declaration_gives_schema_values_and_design_variables():
+    sections = schema_sections(Outer)
+    assert sections["motion"]["speeds_mm"].kind == "floats" and sections["motion"]["speeds_mm"].length == 2
+    assert sections["motion"]["speeds_mm"].default == [1.0, 2.0] and sections["motion"]["speeds_mm"].gt == 0.0
+    assert sections["motion"]["node"].kind == "int" and sections["arm"]["angle_deg"].default == 30.0
+    params = from_config(Outer, CFG, arm={"derived": jnp.asarray(2.0)})
+    np.testing.assert_allclose(params.speeds, [4e-3, 5e-3], rtol=1e-15)  # mm -> m by the unit table
+    assert params.node.dtype == jnp.int64 and int(params.node) == 7
+    assert float(params.arm.angle) == pytest.approx(math.radians(45.0), rel=1e-15)
+    assert float(params.arm.derived) == 2.0 and float(params.gravity) == 3.7
+    keys = {p.key: p for p in design_parameters(Outer)}
+    assert list(keys) == ["motion.speeds_mm[0]", "motion.speeds_mm[1]", "motion.node", "arm.angle_deg"]
+    assert keys["arm.angle_deg"].field == "arm.angle" and keys["arm.angle_deg"].unit == "deg"
+    assert keys["arm.angle_deg"].help == "arm angle" and keys["motion.speeds_mm[1]"].index == 1
+    assert float(keys["arm.angle_deg"].read(params)) == pytest.approx(45.0, rel=1e-15)  # back in config units
+    moved = keys["motion.speeds_mm[1]"].write(params, 8.0)
+    np.testing.assert_allclose(moved.speeds, [4e-3, 8e-3], rtol=1e-15)
+
+
+def test_a_leaf_neither_declared_nor_given_is_named():
+    with pytest.raises(TypeError, match="Inner.derived"):
+        from_config(Outer, CFG)
+
+
+def test_a_scenario_missing_a_required_member_cannot_be_made():
+    class Nameless(AbstractScenario):  # no ``name``
+        params: Outer
+
+        @classmethod
+        def from_config(cls, cfg):
+            raise NotImplementedError
+
+        def simulate(self, params):
+            raise NotImplementedError
+
+        def summary(self, outcome):
+            raise NotImplementedError
+
+        def write(self, outcome, out):
+            raise NotImplementedError
+
+    class Named(Nameless):
+        name: ClassVar[str] = "named"
+
+    params = from_config(Outer, CFG, arm={"derived": jnp.asarray(0.0)})
+    with pytest.raises(TypeError, match="name"):
+        Nameless(params=params)
+    scenario = Named(params=params)
+    assert set(scenario.schema().sections) == {"motion", "arm"}
+    assert [p.key for p in scenario.design_space()] == [p.key for p in design_parameters(Outer)]
+
+
+def _declared_scenarios():
+    return [name for name in REGISTRY if leaves(scenario_class(name).params_type())]
+
+
+def test_converted_scenarios_declare_their_parameters():
+    assert "impact" in _declared_scenarios()
+
+
+@pytest.mark.parametrize("config", CONFIGS, ids=lambda p: p.stem)
+def test_schema_design_key_and_leaf_come_from_one_declaration(config):
+    """In every shipped config of a scenario that declares its parameters: each declared key is the schema's field,
+    each of its design variables is the declared one, and the params leaf holds the config's value in SI (or, for
+    a leaf the scenario derives from other keys, the value it derived, which its design variable reads back)."""
+    name = scenario_name(tomllib.loads(config.read_text()))
+    if name not in _declared_scenarios():
+        pytest.skip(f"scenario '{name}' declares no parameters")
+    loaded = load(config, [])
+    scenario = loaded.scenario
+    schema, design = scenario.schema(), {p.key: p for p in scenario.design_space()}
+    declared_leaves = dict(leaves(type(scenario.params)))
+    for leaf, declaration in declared_leaves.items():
+        section, name = declaration.key.split(".", 1)
+        assert schema.sections[section][name] == declaration.field(), declaration.key
+        for p in declaration.parameters(leaf):
+            assert design.pop(p.key) == p, p.key
+        value = functools.reduce(getattr, leaf.split("."), scenario.params)
+        if leaf not in DERIVED.get(scenario.name, ()):
+            np.testing.assert_allclose(value, declaration.value(loaded.config), rtol=1e-15, err_msg=leaf)
+    assert not [p.key for p in design.values() if p.field in declared_leaves], "a leaf declared twice"
+
+
+DERIVED = {"impact": ("stiffness",)}  # contact.stiffness_N_m_n, or Hertz's from the materials
