@@ -16,7 +16,7 @@ import pytest
 from diffspace.app.cli import main
 from diffspace.io.packaged import DATA_DIR
 from diffspace.scenarios import load_scenario
-from diffspace.scenarios.unilateral.config import SINGULAR_DAMPING_M2, SINGULAR_MANIPULABILITY_M2
+from diffspace.scenarios.unilateral.control import SINGULAR_DAMPING_M2, SINGULAR_MANIPULABILITY_M2
 from diffspace.core.status import ConfigError, failed
 
 CONFIG = DATA_DIR / "unilateral_contact.toml"

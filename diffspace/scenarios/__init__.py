@@ -15,6 +15,8 @@ from pathlib import Path
 from ..io.config import apply_overrides, read_toml, validate
 from ..core.status import ConfigError
 from .base import AbstractOutcome, AbstractParams, AbstractScenario, FitData, Parameter
+from .declare import declared
+from .declare import from_config as params_from_config
 
 # read by the design commands, not by the scenario
 COMMAND_SECTIONS = ("sweep", "montecarlo", "optimize", "fit", "study")

@@ -22,19 +22,21 @@ from jaxtyping import Array, Float, Int
 from ...core import dynamics
 from ...core.restricted import BaseMotion
 from ...integrate import Trajectory, simulate
-from ...io.config import Field, Schema
+from ...io.config import Field
 from ...io.results import plot_panels, write_timeseries
 from ...core.robot import Robot
 from ...core.status import ConfigError, Status
 from ..base import AbstractOutcome, AbstractParams, AbstractScenario, Parameter
+from ..declare import declared
+from ..declare import from_config as params_from_config
 from ..robot_config import (ROBOT_FIELDS, SIMULATION_FIELDS, joint_columns, joint_effort_unit, joint_panels,
                             joint_scales, joint_values_from_config, robot_from_config)
 
 
 class FreeFloatingParams(AbstractParams):
-    torque_amplitude: Float[Array, " n"]  # N m (N for a prismatic joint)
-    torque_period: Float[Array, ""]  # s
-    joint_damping: Float[Array, ""]  # N m s/rad
+    torque_amplitude: Float[Array, " n"]  # N m (N for a prismatic joint): one per joint of the robot
+    torque_period: Float[Array, ""] = declared("motion.torque_period_s", 1.0, gt=0.0, design=(1e-2, 1e3), log=True)
+    joint_damping: Float[Array, ""] = declared("motion.joint_damping_N_m_s_rad", 0.0, min=0.0, design=(0.0, 1e3))
 
 
 class FreeFloatingOutcome(AbstractOutcome):
@@ -46,22 +48,20 @@ class FreeFloatingOutcome(AbstractOutcome):
     status: Int[Array, ""]
 
 
-def _schema() -> Schema:
-    return Schema({
+def _config_fields() -> dict:
+    return {
         "robot": ROBOT_FIELDS,
         "motion": {
             "initial_attitude": Field("any", None, help="attitude name or joint values [deg; m if prismatic]"),
             "initial_joint_rates_deg_s": Field("floats", None, help="per joint [deg/s; m/s if prismatic]"),
             "initial_base_twist": Field("floats", [0.0] * 6, length=6, help="[v (m/s), w (rad/s)] base frame"),
             "torque_amplitude_N_m": Field("floats", None, help="per joint [N m; N if prismatic]; tau = A sin(2 pi t / T)"),
-            "torque_period_s": Field("float", 1.0, gt=0.0),
-            "joint_damping_N_m_s_rad": Field("float", 0.0, min=0.0),
             "base_motion": Field("str", "free", choices=("free", "planar", "rail", "fixed")),
             "base_axis": Field("floats", [0.0, 1.0, 0.0], length=3, help="planar normal or rail axis"),
             "end_effector": Field("str", None, help="frame whose path is reported"),
         },
         "simulation": SIMULATION_FIELDS,
-    })
+    }
 
 
 def _vector(value, n: int, key: str) -> np.ndarray:
@@ -88,8 +88,8 @@ class FreeFloating(AbstractScenario):
     settings: tuple = eqx.field(static=True)  # rtol, atol, n_save, max_steps
 
     @classmethod
-    def schema(cls) -> Schema:
-        return _schema()
+    def config_fields(cls) -> dict:
+        return _config_fields()
 
     @classmethod
     def from_config(cls, cfg: dict) -> "FreeFloating":
@@ -105,9 +105,7 @@ class FreeFloating(AbstractScenario):
             raise ConfigError(f"motion.end_effector: unknown frame '{ee}'")
         if m["base_motion"] in ("planar", "rail") and np.linalg.norm(m["base_axis"]) == 0:
             raise ConfigError("motion.base_axis: must be non-zero")
-        params = FreeFloatingParams(torque_amplitude=jnp.asarray(amplitude),
-                                    torque_period=jnp.asarray(m["torque_period_s"], float),
-                                    joint_damping=jnp.asarray(m["joint_damping_N_m_s_rad"], float))
+        params = params_from_config(FreeFloatingParams, cfg, torque_amplitude=jnp.asarray(amplitude))
         return cls(params=params, robot=robot, base_motion=BaseMotion.named(m["base_motion"], m["base_axis"]),
                    q0=robot.neutral().at[7:].set(jnp.asarray(angles)),
                    v0=jnp.concatenate([jnp.asarray(m["initial_base_twist"], float), jnp.asarray(rates)]),
@@ -134,8 +132,7 @@ class FreeFloating(AbstractScenario):
         joints = tuple(Parameter(f"motion.torque_amplitude_N_m[{j}]", -1e3, 1e3, joint_effort_unit(self.robot, j),
                                  "torque_amplitude", index=j, help=f"joint {j + 1} torque (force) amplitude")
                        for j in range(self.robot.n_joints))
-        return joints + (Parameter("motion.torque_period_s", 1e-2, 1e3, "s", "torque_period", log=True),
-                         Parameter("motion.joint_damping_N_m_s_rad", 0.0, 1e3, "N m s/rad", "joint_damping"))
+        return joints + super().design_space()
 
     def metrics(self, params: FreeFloatingParams) -> dict:
         out = self.simulate(params)

@@ -11,7 +11,7 @@ import math
 import numpy as np
 
 from ...contact.unilateral import FORMULATIONS
-from ...io.config import Field, Schema
+from ...io.config import Field
 from ...core.status import ConfigError
 
 PAPER_JOINT_ANGLES_DEG = [60.0, -60.0, math.degrees(math.acos(3.0 / 5.0))]  # q0 = [.., pi/3, -pi/3, acos(3/5)]
@@ -21,8 +21,6 @@ PAPER_JOINT_ANGLES_DEG = [60.0, -60.0, math.degrees(math.acos(3.0 / 5.0))]  # q0
 # damping starts at a quarter of that (0.05 m^2, where the smallest singular value of J_a is ~0.02 m/rad) and
 # reaches 1e-3 m^2 = (0.03 m/rad)^2 at the singular pose, above that singular value's square.
 PENETRATION_TOLERANCE_M = 5e-4
-SINGULAR_MANIPULABILITY_M2 = 0.05
-SINGULAR_DAMPING_M2 = 1e-3
 PROFILE_KEYS = (
     "base_force_x_N", "base_force_y_N", "base_torque_N_m", "joint1_torque_N_m", "joint2_torque_N_m",
     "joint3_torque_N_m",
@@ -33,9 +31,10 @@ def _positive_list(values) -> str | None:
     return None if all(v > 0 for v in values) else "every value must be > 0"
 
 
-def schema() -> Schema:
+def config_fields() -> dict:
+    """The config keys the params do not declare."""
     profile = {key: Field("floats", None, help="input at the knots (default zero)") for key in PROFILE_KEYS}
-    return Schema({
+    return {
         "unilateral": {
             "formulation": Field("str", "acceleration", choices=FORMULATIONS,
                                  help="acceleration: the paper's LCP (eqs. 20-22); velocity: impulse time stepping"),
@@ -56,7 +55,6 @@ def schema() -> Schema:
             "base_inertia_kg_m2": Field("float", 601.667, gt=0.0),
         },
         "contact": {
-            "mu": Field("float", 0.1, min=0.0),
             "baumgarte_rate_1_s": Field("float", 25.0, min=0.0, help="acceleration level: drift correction"),
             "closed_gap_m": Field("float", 1e-9, min=0.0, help="acceleration level: contact closed below this gap"),
             "restitution": Field("float", 0.0, min=0.0, max=1.0,
@@ -66,25 +64,12 @@ def schema() -> Schema:
         },
         "controller": {
             "enabled": Field("bool", True),
-            "stiffness_N_m": Field("float", 200.0, min=0.0),
-            "damping_N_s_m": Field("float", 60.0, min=0.0),
-            "press_force_N": Field("float", 5.0, min=0.0),
-            "press_ramp_s": Field("float", 0.5, gt=0.0),
-            "normal_damping_N_s_m": Field("float", 20.0, min=0.0),
             "slide_m": Field("float", 0.3),
             "slide_start_s": Field("float", 0.5, min=0.0),
             "slide_duration_s": Field("float", 3.0, gt=0.0),
-            "posture_stiffness_N_m_rad": Field("float", 50.0, min=0.0),
-            "posture_damping_N_m_s_rad": Field("float", 20.0, min=0.0),
-            "base_stiffness": Field("floats", [1000.0] * 3, length=3, min=0.0, help="[N/m, N/m, N m/rad]"),
-            "base_damping": Field("floats", [2000.0] * 3, length=3, min=0.0, help="[N s/m, N s/m, N m s/rad]"),
-            "singular_manipulability_m2": Field("float", SINGULAR_MANIPULABILITY_M2, min=0.0,
-                                                help="w_0: the null-space projector is damped (and the pose "
-                                                     "flagged singular) below this manipulability"),
-            "singular_damping_m2": Field("float", SINGULAR_DAMPING_M2, min=0.0, help="k_0: the damping at w = 0"),
         },
         "inputs": {"times_s": Field("floats", [0.0, 1.0], help="knot times, increasing"), **profile},
-    })
+    }
 
 
 def profile_table(section: dict) -> tuple[np.ndarray, np.ndarray]:

@@ -45,6 +45,10 @@ from jaxtyping import Array, Float
 
 from ...actuation import RestToRest
 from ...core.linalg import spd_solve
+from ..declare import declared
+
+SINGULAR_MANIPULABILITY_M2 = 0.05
+SINGULAR_DAMPING_M2 = 1e-3
 
 
 class InputProfiles(eqx.Module):
@@ -58,20 +62,36 @@ class InputProfiles(eqx.Module):
 
 
 class TaskController(eqx.Module):
-    """Press-and-slide task-space controller (see the module text); gains in SI units."""
+    """Press-and-slide task-space controller (see the module text); gains in SI units, each declared with its
+    ``[controller]`` config key."""
 
-    stiffness: Float[Array, ""]  # k_t [N/m]
-    damping: Float[Array, ""]  # d_t [N s/m]
-    press_force: Float[Array, ""]  # F_press [N]
-    normal_damping: Float[Array, ""]  # d_n [N s/m]
+    stiffness: Float[Array, ""] = declared("controller.stiffness_N_m", 200.0, min=0.0, design=(20.0, 5000.0),
+                                           log=True, label="tangential tracking gain")  # k_t
+    damping: Float[Array, ""] = declared("controller.damping_N_s_m", 60.0, min=0.0, design=(1.0, 500.0), log=True,
+                                         label="tangential damping")  # d_t
+    press_force: Float[Array, ""] = declared("controller.press_force_N", 5.0, min=0.0, design=(0.5, 20.0),
+                                             label="commanded pressing force")  # F_press
+    normal_damping: Float[Array, ""] = declared("controller.normal_damping_N_s_m", 20.0, min=0.0)  # d_n
     slide: RestToRest  # s(t): 0 -> slide length [m]
-    press_ramp: Float[Array, ""]  # [s]
-    posture_stiffness: Float[Array, ""]  # k_p [N m/rad]
-    posture_damping: Float[Array, ""]  # d_p [N m s/rad]
-    base_stiffness: Float[Array, "3"]  # K_B [N/m, N/m, N m/rad]
-    base_damping: Float[Array, "3"]  # D_B [N s/m, N s/m, N m s/rad]
-    singular_manipulability: Float[Array, ""]  # w_0 [m^2]: damping below it
-    singular_damping: Float[Array, ""]  # k_0 [m^2]: damping at w = 0
+    press_ramp: Float[Array, ""] = declared("controller.press_ramp_s", 0.5, gt=0.0)
+    posture_stiffness: Float[Array, ""] = declared("controller.posture_stiffness_N_m_rad", 50.0, min=0.0)  # k_p
+    posture_damping: Float[Array, ""] = declared("controller.posture_damping_N_m_s_rad", 20.0, min=0.0)  # d_p
+    base_stiffness: Float[Array, "3"] = declared("controller.base_stiffness", [1000.0] * 3, min=0.0,
+                                                 help="[N/m, N/m, N m/rad]")  # K_B
+    base_damping: Float[Array, "3"] = declared("controller.base_damping", [2000.0] * 3, min=0.0,
+                                               help="[N s/m, N s/m, N m s/rad]")  # D_B
+    singular_manipulability: Float[Array, ""] = declared(
+        "controller.singular_manipulability_m2", SINGULAR_MANIPULABILITY_M2, min=0.0,
+        help="w_0: the null-space projector is damped (and the pose flagged singular) below this manipulability")
+    singular_damping: Float[Array, ""] = declared("controller.singular_damping_m2", SINGULAR_DAMPING_M2, min=0.0,
+                                                  help="k_0: the damping at w = 0")
+
+    def switched_off(self) -> "TaskController":
+        """The same controller with every gain, force and slide zero (``controller.enabled = false``)."""
+        gains = lambda c: (c.stiffness, c.damping, c.press_force, c.normal_damping, c.slide.end,  # noqa: E731
+                           c.posture_stiffness, c.posture_damping, c.base_stiffness, c.base_damping,
+                           c.singular_manipulability, c.singular_damping)
+        return eqx.tree_at(gains, self, replace_fn=lambda x: 0.0 * x)
 
     def pressing(self, t) -> Float[Array, ""]:
         ramp = RestToRest(0.0, 1.0, self.press_ramp)

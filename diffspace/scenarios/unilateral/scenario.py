@@ -24,6 +24,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import ClassVar
 
+import equinox as eqx
 import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float, Int
@@ -32,28 +33,23 @@ from ...actuation import RestToRest
 from ...contact.unilateral import SEPARATED
 from ...core.status import ConfigError, Status, describe, first_failure, flag
 from ..base import AbstractOutcome, AbstractParams, AbstractScenario, Parameter
+from ..declare import declared
+from ..declare import from_config as params_from_config
 from . import config as cfg_mod
 from . import report
 from .control import InputProfiles, TaskController
 from .model import PlanarArm
 from .stepping import StepOptions, ContactTrajectory, run
 
-PARAMETERS = (
-    Parameter("contact.mu", 0.01, 0.5, "-", "mu", help="Coulomb friction coefficient"),
-    Parameter("controller.stiffness_N_m", 20.0, 5000.0, "N/m", "controller.stiffness", log=True,
-              help="tangential tracking gain"),
-    Parameter("controller.damping_N_s_m", 1.0, 500.0, "N s/m", "controller.damping", log=True,
-              help="tangential damping"),
-    Parameter("controller.press_force_N", 0.5, 20.0, "N", "controller.press_force", help="commanded pressing force"),
-    Parameter("controller.slide_m", 0.0, 0.45, "m", "controller.slide.end",
-              help="commanded slide along +x (within the tip's reach on the plane)"),
-)
+SLIDE = Parameter("controller.slide_m", 0.0, 0.45, "m", "controller.slide.end",
+                  help="commanded slide along +x (within the tip's reach on the plane)")  # a leaf of the drive law
 
 
 class UnilateralParams(AbstractParams):
     q0: Float[Array, "6"]  # [x0, y0, theta0, theta1..3] (m, rad)
     u0: Float[Array, "6"]
-    mu: Float[Array, ""]
+    mu: Float[Array, ""] = declared("contact.mu", 0.1, min=0.0, design=(0.01, 0.5),
+                                    label="Coulomb friction coefficient")
     controller: TaskController
     profiles: InputProfiles
 
@@ -63,20 +59,6 @@ class UnilateralOutcome(AbstractOutcome):
     trajectory: ContactTrajectory
     mu: Float[Array, ""]  # the friction coefficient of the run (plots show the cone)
     singular_manipulability: Float[Array, ""]  # w_0 of the run's controller [m^2] (the summary's singular time)
-
-
-def _controller(c: dict) -> TaskController:
-    on = 1.0 if c["enabled"] else 0.0
-    f = lambda x: jnp.asarray(np.asarray(x, dtype=float) * on)  # noqa: E731  (disabled: every gain zero)
-    return TaskController(
-        stiffness=f(c["stiffness_N_m"]), damping=f(c["damping_N_s_m"]), press_force=f(c["press_force_N"]),
-        normal_damping=f(c["normal_damping_N_s_m"]),
-        slide=RestToRest(0.0, c["slide_m"] * on, c["slide_duration_s"], c["slide_start_s"]),
-        press_ramp=jnp.asarray(c["press_ramp_s"]), posture_stiffness=f(c["posture_stiffness_N_m_rad"]),
-        posture_damping=f(c["posture_damping_N_m_s_rad"]), base_stiffness=f(c["base_stiffness"]),
-        base_damping=f(c["base_damping"]), singular_manipulability=f(c["singular_manipulability_m2"]),
-        singular_damping=f(c["singular_damping_m2"]),
-    )
 
 
 class Unilateral(AbstractScenario):
@@ -89,8 +71,8 @@ class Unilateral(AbstractScenario):
     params: UnilateralParams
 
     @classmethod
-    def schema(cls):
-        return cfg_mod.schema()
+    def config_fields(cls) -> dict:
+        return cfg_mod.config_fields()
 
     @classmethod
     def from_config(cls, cfg: dict) -> "Unilateral":
@@ -114,10 +96,13 @@ class Unilateral(AbstractScenario):
             baumgarte_rate=contact["baumgarte_rate_1_s"], closed_gap=contact["closed_gap_m"],
             restitution=contact["restitution"], penetration_tolerance=contact["penetration_tolerance_m"],
         )
-        params = UnilateralParams(
-            q0=jnp.asarray(q0), u0=jnp.asarray(u0), mu=jnp.asarray(contact["mu"]),
-            controller=_controller(cfg["controller"]), profiles=InputProfiles(jnp.asarray(times), jnp.asarray(values)),
-        )
+        c = cfg["controller"]
+        slide = RestToRest(0.0, c["slide_m"], c["slide_duration_s"], c["slide_start_s"])
+        params = params_from_config(UnilateralParams, cfg, q0=jnp.asarray(q0), u0=jnp.asarray(u0),
+                                    controller={"slide": slide},
+                                    profiles=InputProfiles(jnp.asarray(times), jnp.asarray(values)))
+        if not c["enabled"]:
+            params = eqx.tree_at(lambda p: p.controller, params, params.controller.switched_off())
         return cls(arm=arm, options=options, params=params)
 
     # ------------------------------------------------------------------ pure
@@ -149,7 +134,7 @@ class Unilateral(AbstractScenario):
 
     # ------------------------------------------------------------------ host side
     def design_space(self) -> tuple[Parameter, ...]:
-        return PARAMETERS
+        return super().design_space() + (SLIDE,)
 
     def summary(self, outcome: UnilateralOutcome) -> dict:
         return report.summary(self.arm, self.options, outcome.trajectory, int(outcome.status),
