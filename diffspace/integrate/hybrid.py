@@ -10,7 +10,6 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 from jax import lax
-from jax.flatten_util import ravel_pytree
 from jaxtyping import Array
 
 from ..core.status import Status
@@ -193,19 +192,14 @@ def hybrid_solve(
     """
     grid = jnp.linspace(0.0, t_final, n_save) if save_times is None else jnp.asarray(save_times, dtype=float)
     n_save = grid.shape[0]
-    # the solver sees the state as one vector: its stages, error norm and dense output are then one array operation
-    # each instead of one per leaf of the state (a smaller program; the same arithmetic per entry)
-    _, unravel = ravel_pytree(y0)
-    ravel = lambda tree: ravel_pytree(tree)[0]  # noqa: E731
-
     def first_condition(t, y, args, **kwargs):  # one event: cheaper to trace than one per condition
-        values = [jnp.asarray(c, dtype=float) for c in system.conditions(t, unravel(y), args, kwargs["t0"])]  # args: mode
+        values = [jnp.asarray(c, dtype=float) for c in system.conditions(t, y, args, kwargs["t0"])]  # args: mode
         # a single condition is passed as is: the derivative of ``min`` reads every value (see neutral_event)
         return values[0] if len(values) == 1 else jnp.min(jnp.stack(values))
 
     events = diffrax.Event(first_condition, root_finder=EventRootFinder(rtol=1e-12, atol=1e-12), direction=False)
     controller = diffrax.PIDController(rtol=rtol, atol=atol, dtmax=dtmax)
-    term = diffrax.ODETerm(lambda t, y, mode: ravel(system.vector_field(t, unravel(y), mode)))
+    term = diffrax.ODETerm(lambda t, y, mode: system.vector_field(t, y, mode))
     solver = solver or diffrax.Tsit5()
     # NaN until a segment covers it: the output of a run that stopped early ends where it stopped
     ys_init = jax.tree_util.tree_map(lambda x: jnp.full((n_save,) + jnp.shape(x), jnp.nan), y0)
@@ -215,19 +209,20 @@ def hybrid_solve(
         t_start = jnp.where(done, t_final, t)
         t_stop = jnp.where(start, t_start, t_final)
         sol = diffrax.diffeqsolve(
-            term, solver, t0=t_start, t1=t_stop, dt0=None, y0=ravel(y), args=mode,
+            term, solver, t0=t_start, t1=t_stop, dt0=None, y0=y, args=mode,
             saveat=diffrax.SaveAt(subs=[diffrax.SubSaveAt(ts=jnp.clip(grid, t_start, t_stop)), diffrax.SubSaveAt(t1=True)]),
             stepsize_controller=controller, event=events, max_steps=max_steps, throw=False,
             adjoint=solve_adjoint(adjoint),
         )
-        grid_ys, t_end, end = jax.vmap(unravel)(sol.ys[0]), sol.ts[1][0], sol.ys[1][0]
-        y_end = unravel(end)
+        grid_ys, (t_end_arr, end_ys) = sol.ys[0], (sol.ts[1], sol.ys[1])
+        t_end = t_end_arr[0]
+        y_end = jax.tree_util.tree_map(lambda x: x[0], end_ys)
         event = ((sol.result == diffrax.RESULTS.event_occurred) | start) & ~done
         failed = (sol.result != diffrax.RESULTS.successful) & ~event & ~done
         # a segment that reached t_final with a condition below zero crossed it unseen (Diffrax detects a condition
         # falling from positive to zero or below: one that starts at or below zero is never seen and, inside the
         # minimum, hides every other condition of the segment)
-        missed = ~event & ~done & ~failed & (first_condition(t_end, end, mode, t0=t_start) < 0.0)
+        missed = ~event & ~done & ~failed & (first_condition(t_end, y_end, mode, t0=t_start) < 0.0)
         in_segment = (grid >= t_start) & ((grid < t_end) | (~event & (grid <= t_end))) & ~done
         ys_acc = jax.tree_util.tree_map(
             lambda acc, new: jnp.where(in_segment.reshape((-1,) + (1,) * (acc.ndim - 1)), new, acc), ys_acc, grid_ys
