@@ -158,17 +158,19 @@ class JointFriction(eqx.Module):
             level = jnp.where(broken, self.coulomb_torque, self.static_torque)
             return box_lcp(W, a0, -level, level)
 
-        def round_(state):
-            broken, _, converged = state
+        def round_(state):  # one solve (a single one in the program): the joints that slip there break loose
+            broken, _, _, converged, _ = state
             solution = solve(broken)
-            return broken | (at_rest & (solution.w != 0.0)), broken, converged & solution.converged
+            more = broken | (at_rest & (solution.w != 0.0))
+            return more, jnp.any(more != broken), converged, converged & solution.converged, solution
 
-        def breaking(state):
-            broken, before, converged = state
-            return jnp.any(broken != before) & converged
+        def breaking(state):  # solve again while joints break; after a failed solve once more, for its modes
+            _, changed, converged_before, _, _ = state
+            return changed & converged_before
 
         none = jnp.zeros_like(at_rest)
-        broken, _, converged = jax.lax.while_loop(breaking, round_, round_((none, none, jnp.asarray(True))))
-        final = solve(broken)
+        start = jax.tree_util.tree_map(lambda a: jnp.zeros(a.shape, a.dtype), jax.eval_shape(solve, none))
+        true = jnp.asarray(True)
+        _, _, _, converged, final = jax.lax.while_loop(breaking, round_, (none, true, true, true, start))
         slip = jnp.where(at_rest, jnp.sign(final.w), 0.0).astype(int)
-        return jnp.where(jnp.isfinite(final.w), slip, 0), converged & final.converged
+        return jnp.where(jnp.isfinite(final.w), slip, 0), converged

@@ -105,22 +105,31 @@ def kinematics(robot: Robot, q: Float[Array, " nq"], v: Float[Array, " nv"] | No
     )
 
     def step(kin: Kinematics, body):
-        i, parent = body
-        joint_twist = subspaces[i] * rates[i]
-        twist = transforms[i] @ kin.twist[parent] + joint_twist
+        i, parent, rot, pos, transform, subspace, rate = body  # body i's own data arrives sliced by the scan
+        read = lambda x: _row(x, parent)  # noqa: E731  the parent's entry
+        write = lambda x, value: jax.lax.dynamic_update_index_in_dim(x, value, i, 0, allow_negative_indices=False)  # noqa: E731
+        joint_twist = subspace * rate
+        twist = transform @ read(kin.twist) + joint_twist
+        jac = transform @ read(kin.jac)
+        jac = jax.lax.dynamic_update_index_in_dim(jac, _row(jac.T, 5 + i) + subspace, 5 + i, 1,
+                                                  allow_negative_indices=False)  # + S_i in its own column
         return Kinematics(
-            rot=kin.rot.at[i].set(kin.rot[parent] @ rots[i]),
-            pos=kin.pos.at[i].set(kin.pos[parent] + kin.rot[parent] @ poss[i]),
-            jac=kin.jac.at[i].set((transforms[i] @ kin.jac[parent]).at[:, 5 + i].add(subspaces[i])),
-            twist=kin.twist.at[i].set(twist),
-            bias_accel=kin.bias_accel.at[i].set(
-                transforms[i] @ kin.bias_accel[parent] + spatial.cross_motion(twist, joint_twist)
-            ),
+            rot=write(kin.rot, read(kin.rot) @ rot),
+            pos=write(kin.pos, read(kin.pos) + read(kin.rot) @ pos),
+            jac=write(kin.jac, jac),
+            twist=write(kin.twist, twist),
+            bias_accel=write(kin.bias_accel, transform @ read(kin.bias_accel) + spatial.cross_motion(twist, joint_twist)),
         ), None
 
-    bodies = (jnp.arange(1, nb), jnp.asarray(robot.parents[1:], dtype=int))
+    bodies = (jnp.arange(1, nb), jnp.asarray(robot.parents[1:], dtype=int), rots[1:], poss[1:], transforms[1:],
+              subspaces[1:], rates[1:])
     kin, _ = jax.lax.scan(step, init, bodies)
     return kin
+
+
+def _row(x, index):
+    """``x[index]`` for an index known to be non-negative (no wrap-around of negative indices traced)."""
+    return jax.lax.dynamic_index_in_dim(x, index, keepdims=False, allow_negative_indices=False)
 
 
 def base_pose(q: Float[Array, " nq"]):

@@ -151,6 +151,7 @@ def hybrid_solve(
     dtmax: float | None = None,
     save_times=None,
     adjoint: diffrax.AbstractAdjoint | None = None,
+    initial_transition: bool = False,
 ) -> HybridSolution:
     r"""Integrate a hybrid ``system`` from ``y0`` in ``mode0``.
 
@@ -164,7 +165,9 @@ def hybrid_solve(
     A condition should be positive when its segment starts: Diffrax detects a condition falling from positive to
     zero or below, so one that starts at or below zero and falls is never seen, and inside the minimum it hides
     every other condition. A run whose last segment reaches ``t_final`` with a condition below zero sets the
-    status ``EVENT_MISSED``. Use inside ``jit``.
+    status ``EVENT_MISSED``. With ``initial_transition`` the run starts with ``system.transition`` at ``t = 0``
+    (a zero-length first pass of the segment loop that ends with an event, left out of the record), so the
+    transitions are compiled once; ``segment_mode_before[0]`` is then the mode it chose. Use inside ``jit``.
 
     Args:
         system: The hybrid system ([`AbstractHybridSystem`][diffspace.integrate.hybrid.AbstractHybridSystem]).
@@ -182,6 +185,7 @@ def hybrid_solve(
         save_times: Output times, sorted, in ``[0, t_final]``, shape ``(n_save,)``; may be traced.
         adjoint: How the solves are differentiated
             ([`diffspace.integrate.adjoint`][diffspace.integrate.adjoint]; ``None``: reverse mode).
+        initial_transition: Apply ``system.transition`` to ``(y0, mode0)`` at ``t = 0`` before integrating.
 
     Returns:
         The solution on the output grid with the per-segment record and the run's status.
@@ -200,19 +204,20 @@ def hybrid_solve(
     # NaN until a segment covers it: the output of a run that stopped early ends where it stopped
     ys_init = jax.tree_util.tree_map(lambda x: jnp.full((n_save,) + jnp.shape(x), jnp.nan), y0)
 
-    def segment(carry, _):
+    def segment(carry, start):  # start: the zero-length pass that only applies the initial transition
         t, y, mode, done, status, ys_acc, steps = carry
         t_start = jnp.where(done, t_final, t)
+        t_stop = jnp.where(start, t_start, t_final)
         sol = diffrax.diffeqsolve(
-            term, solver, t0=t_start, t1=t_final, dt0=None, y0=y, args=mode,
-            saveat=diffrax.SaveAt(subs=[diffrax.SubSaveAt(ts=jnp.clip(grid, t_start, t_final)), diffrax.SubSaveAt(t1=True)]),
+            term, solver, t0=t_start, t1=t_stop, dt0=None, y0=y, args=mode,
+            saveat=diffrax.SaveAt(subs=[diffrax.SubSaveAt(ts=jnp.clip(grid, t_start, t_stop)), diffrax.SubSaveAt(t1=True)]),
             stepsize_controller=controller, event=events, max_steps=max_steps, throw=False,
             adjoint=solve_adjoint(adjoint),
         )
         grid_ys, (t_end_arr, end_ys) = sol.ys[0], (sol.ts[1], sol.ys[1])
         t_end = t_end_arr[0]
         y_end = jax.tree_util.tree_map(lambda x: x[0], end_ys)
-        event = (sol.result == diffrax.RESULTS.event_occurred) & ~done
+        event = ((sol.result == diffrax.RESULTS.event_occurred) | start) & ~done
         failed = (sol.result != diffrax.RESULTS.successful) & ~event & ~done
         # a segment that reached t_final with a condition below zero crossed it unseen (Diffrax detects a condition
         # falling from positive to zero or below: one that starts at or below zero is never seen and, inside the
@@ -235,7 +240,10 @@ def hybrid_solve(
     floats, others = eqx.partition((jnp.asarray(0.0), y0, mode0, ys_init), eqx.is_inexact_array)
     t0, y0, mode0, ys_init = eqx.combine(dense_tangents(floats), others)
     init = (t0, y0, mode0, jnp.asarray(False), jnp.asarray(0), ys_init, jnp.asarray(0))
-    (t, y, mode, done, status, ys, steps), logs = lax.scan(segment, init, None, length=max_segments)
+    starts = (jnp.arange(max_segments + initial_transition) == 0) & initial_transition
+    (t, y, mode, done, status, ys, steps), logs = lax.scan(segment, init, starts)
+    if initial_transition:
+        logs = jax.tree_util.tree_map(lambda x: x[1:], logs)
     status = jnp.where((status == Status.OK.value) & ~done, Status.EVENT_BUDGET.value, status)
     t_end, y_end, mode_before, mode_after, event = logs
     return HybridSolution(grid, ys, y, mode, t_end, y_end, mode_before, mode_after, event, status, steps)

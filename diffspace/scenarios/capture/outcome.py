@@ -65,24 +65,28 @@ def capture_outcome(model: CaptureModel, y0, sol: HybridSolution, capture_speed)
     is_release = sol.segment_event & (before == UNLOADING) & (after == SEPARATED)
     k = jnp.argmax(is_release)
     y_rel = jax.tree_util.tree_map(lambda a: a[k], sol.segment_y)
-    delta_rel, rate_rel, _, _ = model.lean_gap(y_rel)
+    # the gaps at every segment end and at the end of the run, by one batched evaluation
+    ends = jax.tree_util.tree_map(lambda a, b: jnp.concatenate([a, b[None]]), sol.segment_y, sol.final_y)
+    deltas, rates, _, margins = jax.vmap(model.lean_gap)(ends)
+    delta_rel, rate_rel = deltas[k], rates[k]
     contact_events = sol.segment_event & ((before == LOADING) | (before == UNLOADING) | (after == LOADING))
-    margins = jax.vmap(lambda yy: model.lean_gap(yy)[3])(sol.segment_y)
-    min_margin = jnp.min(jnp.where(contact_events, margins, jnp.inf))
+    min_margin = jnp.min(jnp.where(contact_events, margins[:-1], jnp.inf))
     touched = mode.contacts > 0
-    closing_at_end = model.lean_gap(sol.final_y)[1] > 0.0  # free flight: the tip still approaches the surface
+    closing_at_end = rates[-1] > 0.0  # free flight: the tip still approaches the surface
     outcome = jnp.where(touched, jnp.where(-rate_rel <= capture_speed, CAPTURED, REBOUNDED),
                         jnp.where(closing_at_end, NOT_REACHED, MISSED))
     status = first_failure(sol.status, flag(touched & (mode.phase != SEPARATED), Status.NO_EVENT),
                            flag(min_margin < 0, Status.OUT_OF_RANGE))
     contact = lambda x: jnp.where(touched, x, jnp.nan)  # noqa: E731
+    # the invariants before and after, by one batched evaluation
+    (p, l), energy = jax.vmap(lambda y: (model.momentum(y), model.kinetic_energy(y)))(
+        jax.tree_util.tree_map(lambda a, b: jnp.stack([a, b]), y0, sol.final_y))
     return CaptureOutcome(
         final_phase=mode.phase, contacts=mode.contacts, peak_force=contact(mode.peak_force),
         impulse=contact(sol.final_y[6][0]), damping_loss=sol.final_y[6][1],
         closing_speed=contact(mode.first_impact_speed), first_touch=contact(mode.first_touch),
         duration=contact(mode.duration), release_time=contact(sol.segment_end[k]), separation_speed=contact(-rate_rel),
         min_margin=min_margin, release_delta=delta_rel, y_release=y_rel,
-        momentum_before=model.momentum(y0), momentum_after=model.momentum(sol.final_y),
-        energy_before=model.kinetic_energy(y0), energy_after=model.kinetic_energy(sol.final_y),
+        momentum_before=(p[0], l[0]), momentum_after=(p[1], l[1]), energy_before=energy[0], energy_after=energy[1],
         solution=sol, outcome=outcome, status=status,
     )

@@ -19,7 +19,8 @@ system* (``ejection_space_manipulator.txt``). The full multibody model replaces 
   response (the masked KKT solve) and :math:`p` such that :math:`\dot\theta_j^+ = -e\,\dot\theta_j^-`
   (``stop_restitution`` :math:`e`); when the rebound is slower than ``HOLD_RATE`` (always for
   :math:`e = 0`) the joint is held at the stop, a constraint, while the load pushes into it, and released
-  (to static friction) when its holding torque reverses. The impacts' kinetic-energy loss is tracked
+  (to static friction) when its holding torque reverses. The impacts' kinetic-energy loss, the
+  impulse's work :math:`-p(\dot\theta_j^- + \dot\theta_j^+)/2` (the held constraints do none), is tracked
   (``stop_loss``) so that the energy budget still closes. ``"flag"``: no stop; the first crossing time of each joint is recorded (status
   ``LIMIT_CROSSED``). ``"ignore"``: limits play no part.
 * **Stable ejection** (time :math:`t_s`): all joints stuck in flight; the arm is one rigid body whose CoM
@@ -39,7 +40,7 @@ import numpy as np
 from jaxtyping import Array, Bool, Float, Int
 
 from ...actuation.friction import JointFriction
-from ...core.dynamics import configuration_derivative, kinetic_energy, mass_matrix_and_bias, momentum
+from ...core.dynamics import configuration_derivative, mass_matrix_and_bias, momentum
 from ...core.linalg import spd_solve
 from ...core.restricted import BaseMotion, masked_solve
 from ...integrate import AbstractHybridSystem, HybridSolution, hybrid_solve
@@ -123,11 +124,12 @@ class EjectionModel(AbstractHybridSystem):
     def _masking(self, mode: EjectionMode):
         return _restriction(self.base_motion(mode.phase), self.free_mask(mode))
 
-    def dynamics(self, q, v, mode: EjectionMode):
-        """Accelerations, constraint forces (rail reaction, holding torques) and joint friction torques."""
+    def dynamics(self, q, v, mode: EjectionMode, inertia=None):
+        """Accelerations, constraint forces (rail reaction, holding torques) and joint friction torques;
+        ``inertia``: ``(H, b)`` at ``(q, v)`` when already computed."""
         tau_friction = self.friction.torque(v[6:], mode.slip) * (mode.stop == 0)
         tau = jnp.concatenate([self.spring_force(q, mode.phase) * self.rail_axis, jnp.zeros(3), tau_friction])
-        h, b = mass_matrix_and_bias(self.robot, q, v)
+        h, b = mass_matrix_and_bias(self.robot, q, v) if inertia is None else inertia
         accel, constraint = masked_solve(h, tau - b, *self._masking(mode))
         return accel, constraint, tau_friction
 
@@ -145,13 +147,14 @@ class EjectionModel(AbstractHybridSystem):
         return free_accel[6:], joint_response(h, basis, mask)[:, 6:]
 
     def joint_impulse(self, q, mode: EjectionMode, joint: int, rate_change):
-        """Velocity change of the whole system when an impulse on ``joint`` changes its rate by ``rate_change``
-        (the other constraints of ``mode`` hold): ``dv = Y e_j p`` with ``p = rate_change / Y_jj``."""
+        """``(dv, p)``: the velocity change of the whole system when an impulse ``p`` on ``joint`` changes its
+        rate by ``rate_change`` (the other constraints of ``mode`` hold): ``dv = Y e_j p`` with
+        ``p = rate_change / Y_jj``."""
         h, _ = mass_matrix_and_bias(self.robot, q, jnp.zeros(self.robot.nv))
         unit = jnp.zeros(self.robot.nv).at[6 + joint].set(1.0)
         basis, mask = self._masking(mode)
         response, _ = masked_solve(h, unit, basis, mask.at[6 + joint].set(1.0))
-        return response * rate_change / response[6 + joint]
+        return response * rate_change / response[6 + joint], rate_change / response[6 + joint]
 
     @property
     def limited(self):
@@ -226,9 +229,13 @@ class EjectionModel(AbstractHybridSystem):
                 mode = eqx.tree_at(lambda m: m.crossed_time, mode, jnp.where(first, t, mode.crossed_time))
             else:
                 y, mode = _stop_impacts(self, y, mode, hit, side)
-                mode = _release_stops(self, y, mode)
+        if self.limits != "stop" and not self.friction.is_hybrid:
+            return y, mode
+        inertia = mass_matrix_and_bias(self.robot, y.q, y.v)  # shared by the release and the halt
+        if self.limits == "stop":
+            mode = _release_stops(self, y, mode, inertia)
         if self.friction.is_hybrid:
-            y, mode = _settle_friction(self, y, mode)
+            y, mode = _settle_friction(self, y, mode, inertia[0])
         return y, mode
 
 
@@ -285,8 +292,9 @@ def _stop_impacts(model: EjectionModel, y: EjectionState, mode: EjectionMode, hi
         rebound = -model.stop_restitution * rate
         hold = jnp.abs(rebound) < HOLD_RATE
         new_rate = jnp.where(hold, 0.0, rebound)
-        v = (y.v + model.joint_impulse(y.q, mode, j, new_rate - rate)).at[6 + j].set(new_rate)  # exact rate
-        loss = kinetic_energy(model.robot, y.q, y.v) - kinetic_energy(model.robot, y.q, v)
+        dv, impulse = model.joint_impulse(y.q, mode, j, new_rate - rate)
+        v = (y.v + dv).at[6 + j].set(new_rate)  # exact rate
+        loss = -0.5 * impulse * (rate + new_rate)  # the impulse's work (module docstring)
         slip = jnp.where(hold, 0, jnp.where(mode.slip[j] != 0, -mode.slip[j], mode.slip[j]))
         if not model.friction.is_hybrid:
             slip = mode.slip[j]
@@ -301,23 +309,24 @@ def _stop_impacts(model: EjectionModel, y: EjectionState, mode: EjectionMode, hi
     return jax.lax.fori_loop(0, model.robot.n_joints, one, (y, mode))
 
 
-def _release_stops(model: EjectionModel, y: EjectionState, mode: EjectionMode) -> EjectionMode:
-    """Joints whose holding torque no longer pushes into their stop leave it, at rest (then static friction)."""
-    _, constraint, _ = jax.lax.stop_gradient(model.dynamics(y.q, y.v, mode))
+def _release_stops(model: EjectionModel, y: EjectionState, mode: EjectionMode, inertia) -> EjectionMode:
+    """Joints whose holding torque no longer pushes into their stop leave it, at rest (then static friction);
+    ``inertia``: ``(H, b)`` at ``y``."""
+    _, constraint, _ = jax.lax.stop_gradient(model.dynamics(y.q, y.v, mode, inertia))
     hold = constraint[6:]
     release = (mode.stop != 0) & (-mode.stop * hold <= 1e-9 * (1.0 + jnp.abs(hold)))
     slip = jnp.where(release & model.friction.is_hybrid, 0, mode.slip)
     return eqx.tree_at(lambda m: (m.slip, m.stop), mode, (slip, jnp.where(release, 0, mode.stop)))
 
 
-def _settle_friction(model: EjectionModel, y: EjectionState, mode: EjectionMode):
+def _settle_friction(model: EjectionModel, y: EjectionState, mode: EjectionMode, h):
     """Stick or slip of every joint at rest, chosen consistently (``JointFriction.rest_modes``: one box LCP per
     friction level, stiction preferred). Slipping joints whose rate reached zero (``d * rate <= _RATE_TOL``) are
-    first brought exactly to rest by joint impulses (:func:`_halt`, which keeps the momentum). Joints held at a
-    stop take no part; joints still moving keep their mode."""
+    first brought exactly to rest by joint impulses (:func:`_halt`, which keeps the momentum; ``h`` the mass
+    matrix at ``y``). Joints held at a stop take no part; joints still moving keep their mode."""
     free_of_stops = mode.stop == 0
     stopped = (mode.slip != 0) & (mode.slip * y.v[6:] <= _RATE_TOL) & free_of_stops
-    y = _halt(model, y, mode, stopped)
+    y = _halt(model, y, mode, stopped, h)
     at_rest = ((mode.slip == 0) | stopped) & free_of_stops
     free_accel, delassus = jax.lax.stop_gradient(model.rest_problem(y.q, y.v, mode, at_rest))
     slip, converged = model.friction.rest_modes(delassus, free_accel, at_rest)
@@ -333,11 +342,11 @@ def joint_response(h, basis, mask) -> Float[Array, "n nv"]:
     return jax.vmap(lambda unit: masked_solve(h, unit, basis, mask)[0])(units)
 
 
-def _halt(model: EjectionModel, y: EjectionState, mode: EjectionMode, stopped) -> EjectionState:
+def _halt(model: EjectionModel, y: EjectionState, mode: EjectionMode, stopped, h) -> EjectionState:
     """Bring the ``stopped`` joints exactly to rest by impulses on them (``K p = -rate`` with ``K`` their
-    constrained inverse inertia in ``mode``): the rates left at an event are of the order of the root find's
-    accuracy, and an impulse, unlike setting the rates to zero, keeps the momentum the dynamics conserves."""
-    h, _ = mass_matrix_and_bias(model.robot, y.q, jnp.zeros(model.robot.nv))
+    constrained inverse inertia in ``mode``, from the mass matrix ``h``): the rates left at an event are of the
+    order of the root find's accuracy, and an impulse, unlike setting the rates to zero, keeps the momentum the
+    dynamics conserves."""
     response = joint_response(h, *model._masking(mode))
     both = stopped[:, None] & stopped[None, :]
     inverse_inertia = jnp.where(both, response[:, 6:], jnp.eye(model.robot.n_joints))
@@ -355,14 +364,19 @@ class EjectionRun(eqx.Module):
     equivalent_mass: Float[Array, ""]
 
 
-def equivalent_mass(robot: Robot, rail_axis, q0, free_joints) -> Float[Array, ""]:
+def equivalent_mass(robot: Robot, rail_axis, q0, free_joints) -> Float[Array, "*k"]:
     r"""Effective mass seen by the spring at rest, $(e^T \bar H^{-1} e)^{-1}$: $\bar H$ the mass matrix of
     ``robot`` at ``q0`` restricted to the base's travel along the unit ``rail_axis`` (base frame, ``e``) and the
-    joints ``free_joints`` marks free (1; 0: held)."""
+    joints ``free_joints`` marks free (1; 0: held). Masks stacked along leading axes give one mass each, from
+    one mass matrix."""
     force = jnp.zeros(robot.nv).at[:3].set(rail_axis)
     h, _ = mass_matrix_and_bias(robot, q0, jnp.zeros(robot.nv))
-    accel, _ = masked_solve(h, force, *_restriction(BaseMotion.rail(rail_axis), jnp.asarray(free_joints)))
-    return 1.0 / (rail_axis @ accel[:3])
+
+    def one(free):
+        accel, _ = masked_solve(h, force, *_restriction(BaseMotion.rail(rail_axis), free))
+        return 1.0 / (rail_axis @ accel[:3])
+
+    return jnp.vectorize(one, signature="(n)->()")(jnp.asarray(free_joints, dtype=float))
 
 
 def simulate_ejection(
@@ -380,9 +394,10 @@ def simulate_ejection(
     """Simulate one ejection from rest at ``joint_angles`` (base at the origin, identity attitude). Pure; jit it."""
     q0 = model.robot.neutral().at[7:].set(joint_angles)
     y0 = EjectionState(q0, jnp.zeros(model.robot.nv), jnp.asarray(0.0), jnp.asarray(0.0))
-    y0, mode0 = model.transition(0.0, y0, model.initial_mode())
-    solution = hybrid_solve(model, y0, mode0, t_final, n_save=n_save, rtol=rtol, atol=atol, max_steps=max_steps,
-                            max_segments=max_segments, solver=solver, adjoint=adjoint)
+    solution = hybrid_solve(model, y0, model.initial_mode(), t_final, n_save=n_save, rtol=rtol, atol=atol,
+                            max_steps=max_steps, max_segments=max_segments, solver=solver, adjoint=adjoint,
+                            initial_transition=True)  # the modes at t = 0 (stick/slip, stops) by a transition
+    mode0 = jax.tree_util.tree_map(lambda x: x[0], solution.segment_mode_before)
     free = model.friction.free_mask(mode0.slip)  # the joints free at t = 0
     return EjectionRun(solution, mode0, equivalent_mass(model.robot, model.rail_axis, q0, free))
 

@@ -193,16 +193,13 @@ class Ejection(AbstractScenario):
             return self.locked
         return () if mode == "space" else self.plane_default_locked
 
-    def frictionless_equivalent_mass(self, params: EjectionParams, model: EjectionModel, mode: str):
-        """Equivalent mass on the rail of ``model`` (this run's, :meth:`model_of`) with the joints locked in
-        ``mode`` (:meth:`locked_in`) and every other joint free and frictionless (the total mass when every joint
-        is locked)."""
-        locked = self.locked_in(mode)
-        if len(locked) == self.robot.n_joints:
-            return self.robot.total_mass
-        robot, free_angles = self._locked_arm(params, locked)
-        q0 = robot.neutral().at[7:].set(free_angles)
-        return equivalent_mass(robot, model.rail_axis, q0, jnp.ones(robot.n_joints))
+    def frictionless_equivalent_masses(self, params: EjectionParams, rail_axis) -> Array:
+        """Equivalent masses on the rail in space and on the air table (``(2,)``): the joints locked in each mode
+        (:meth:`locked_in`) held at their angles, every other joint free and frictionless; from one mass matrix
+        of the whole robot (holding a joint is merging it, ``Robot.lock``)."""
+        q0 = self.robot.neutral().at[7:].set(params.attitude)
+        free = [[j not in self.locked_in(mode) for j in range(self.robot.n_joints)] for mode in ("space", "plane")]
+        return equivalent_mass(self.robot, rail_axis, q0, np.asarray(free, dtype=float))
 
     # ------------------------------------------------------------------ protocol
     def simulate(self, params: EjectionParams) -> EjectionOutcome:
@@ -210,7 +207,7 @@ class Ejection(AbstractScenario):
         s = self.settings
         run = simulate_ejection(model, free_angles, s.t_final, s.n_save, s.rtol, s.atol, s.max_steps, s.max_segments,
                                 adjoint=self.adjoint)
-        masses = tuple(self.frictionless_equivalent_mass(params, model, mode) for mode in ("space", "plane"))
+        masses = self.frictionless_equivalent_masses(params, model.rail_axis)
         paper = paper_ejection(model, free_angles) if self.method == "paper" else None
         return ejection_outcome(model, run, free_angles, masses, paper)
 
