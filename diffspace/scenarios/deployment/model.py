@@ -44,6 +44,7 @@ from ...bodies.natural import MassProperties
 from ...bodies.shell import Shell, ShellMaterial, cylinder_mesh, ring_nodes
 from ...integrate.constrained import AbstractConstrainedSystem
 from .shell_forces import ShellPoints
+from ..declare import declared
 
 # interface frame (columns: world images of the cylinder's local x, y, z): the tube axis (local z) is world x
 _INTERFACE_AXES = np.array([[0.0, 0.0, 1.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
@@ -72,17 +73,19 @@ class DriveRotation(eqx.Module):
 
 
 class MastParams(eqx.Module):
-    """Physical parameters (SI; arrays, so they can be design variables)."""
+    """Physical parameters (SI; arrays, so they can be design variables), each declared with its config key."""
 
-    edge: Float[Array, ""]  # module edge a
-    module_density: Float[Array, ""]
-    length: Float[Array, ""]  # interface length L
-    inner_diameter: Float[Array, ""]
-    thickness: Float[Array, ""]
-    young: Float[Array, ""]
-    poisson: Float[Array, ""]
-    density: Float[Array, ""]
-    damping: Float[Array, ""]  # Kelvin-Voigt beta [s]
+    thickness: Float[Array, ""] = declared("interface.thickness_m", 0.002, gt=0.0, design=(5e-4, 4e-3))
+    inner_diameter: Float[Array, ""] = declared("interface.inner_diameter_m", 0.084, gt=0.0, design=(0.05, 0.12))
+    length: Float[Array, ""] = declared("interface.length_m", 0.105, gt=0.0, design=(0.05, 0.2))  # interface L
+    young: Float[Array, ""] = declared("interface.young_Pa", 2.4e9, gt=0.0, design=(1e8, 1e13), log=True)
+    damping: Float[Array, ""] = declared("interface.damping_s", 2.5e-3, min=0.0, design=(1e-5, 2e-2), log=True,
+                                         help="Kelvin-Voigt beta: zeta = beta omega / 2")
+    module_density: Float[Array, ""] = declared("mast.module_density_kg_m3", 7850.0, gt=0.0, design=(500.0, 2e4),
+                                                log=True, help="solid cube modules")
+    edge: Float[Array, ""] = declared("mast.module_edge_m", 0.2, gt=0.0)  # module edge a
+    poisson: Float[Array, ""] = declared("interface.poisson", 0.35, min=0.0, max=0.49)
+    density: Float[Array, ""] = declared("interface.density_kg_m3", 1100.0, gt=0.0)
 
 
 class Mast(AbstractConstrainedSystem):

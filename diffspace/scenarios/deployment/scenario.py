@@ -26,45 +26,29 @@ import jax.numpy as jnp
 import numpy as np
 
 from ...actuation.drive import BSpline, Cubic, Cycloidal, Drive, Quintic, Trapezoid
-from ...io.config import Field, Schema
+from ...io.config import Field
 from ...core.status import ConfigError, Status, first_failure, flag
 from ..base import AbstractParams, AbstractScenario, Parameter
+from ..declare import from_config as params_from_config
 from . import report
 from .model import Mast, MastParams, build_mast
 from .simulation import Outcome, Settings, simulate_mast
 
 LAWS = ("trapezoid", "cubic", "quintic", "cycloidal", "spline")
 MODELS = ("shell", "beam")
-MAST_PARAMETERS = (
-    Parameter("interface.thickness_m", 5e-4, 4e-3, "m", "mast.thickness"),
-    Parameter("interface.inner_diameter_m", 0.05, 0.12, "m", "mast.inner_diameter"),
-    Parameter("interface.length_m", 0.05, 0.2, "m", "mast.length"),
-    Parameter("interface.young_Pa", 1e8, 1e13, "Pa", "mast.young", log=True),
-    Parameter("interface.damping_s", 1e-5, 2e-2, "s", "mast.damping", log=True),
-    Parameter("mast.module_density_kg_m3", 500.0, 2e4, "kg/m³", "mast.module_density", log=True),
-)
 SPLINE_KEY = "drive.spline_points_deg"
 SPLINE_BOUNDS = (-45.0, 135.0)  # deg, for a 90 deg move
 DEFAULT_SPLINE_POINTS = 6
 
 
-def _schema() -> Schema:
+def _config_fields() -> dict:
     pos = dict(gt=0.0)
-    return Schema({
+    return {
         "mast": {
             "scheme": Field("int", 3, min=1, max=3, help="1 | 2 | 3 interfaces between 2 | 3 | 4 modules"),
-            "module_edge_m": Field("float", 0.2, **pos),
-            "module_density_kg_m3": Field("float", 7850.0, **pos, help="solid cube modules"),
         },
         "interface": {
             "model": Field("str", "shell", choices=MODELS),
-            "length_m": Field("float", 0.105, **pos),
-            "inner_diameter_m": Field("float", 0.084, **pos),
-            "thickness_m": Field("float", 0.002, **pos),
-            "young_Pa": Field("float", 2.4e9, **pos),
-            "poisson": Field("float", 0.35, min=0.0, max=0.49),
-            "density_kg_m3": Field("float", 1100.0, **pos),
-            "damping_s": Field("float", 2.5e-3, min=0.0, help="Kelvin-Voigt beta: zeta = beta omega / 2"),
         },
         "mesh": {
             "n_circumferential": Field("int", 8, min=4, max=64),
@@ -87,7 +71,7 @@ def _schema() -> Schema:
             "rho_inf": Field("float", 0.5, min=0.0, max=1.0, help="generalized-alpha spectral radius at high "
                                                                    "frequency (damps the unresolved shell modes)"),
         },
-    })
+    }
 
 
 def build_drive(d: dict) -> Drive:
@@ -134,21 +118,16 @@ class Deployment(AbstractScenario):
     mesh: tuple[int, int, int] = eqx.field(static=True)  # circumferential, axial, Gauss points
 
     @classmethod
-    def schema(cls) -> Schema:
-        return _schema()
+    def config_fields(cls) -> dict:
+        return _config_fields()
 
     @classmethod
     def from_config(cls, cfg: dict) -> "Deployment":
         _check(cfg)
         m, i, d, s, mesh = cfg["mast"], cfg["interface"], cfg["drive"], cfg["simulation"], cfg["mesh"]
-        a = lambda x: jnp.asarray(x, dtype=float)  # noqa: E731
-        mast = MastParams(edge=a(m["module_edge_m"]), module_density=a(m["module_density_kg_m3"]),
-                          length=a(i["length_m"]), inner_diameter=a(i["inner_diameter_m"]),
-                          thickness=a(i["thickness_m"]), young=a(i["young_Pa"]), poisson=a(i["poisson"]),
-                          density=a(i["density_kg_m3"]), damping=a(i["damping_s"]))
         settings = Settings.for_horizon(d["duration_s"] + s["settle_s"], s["step_s"], s["frame_steps"],
                                         iterations=s["newton_iterations"], rho_inf=s["rho_inf"])
-        return cls(params=DeploymentParams(mast=mast, drive=build_drive(d)), settings=settings,
+        return cls(params=params_from_config(DeploymentParams, cfg, drive=build_drive(d)), settings=settings,
                    n_modules=m["scheme"] + 1, interface_model=i["model"], law=d["law"],
                    mesh=(mesh["n_circumferential"], mesh["n_axial"], mesh["gauss_points"]))
 
@@ -166,10 +145,10 @@ class Deployment(AbstractScenario):
     # ------------------------------------------------------------------ design
     def design_space(self) -> tuple[Parameter, ...]:
         if self.law != "spline":
-            return MAST_PARAMETERS
+            return super().design_space()
         points = tuple(Parameter(f"{SPLINE_KEY}[{k}]", *SPLINE_BOUNDS, "deg", "drive.points", index=k,
                                  help=f"spline control point {k}") for k in range(self.params.drive.points.shape[0]))
-        return points + MAST_PARAMETERS
+        return points + super().design_space()
 
     def metrics(self, params: DeploymentParams) -> dict:
         outcome = self.simulate(params)
