@@ -16,10 +16,12 @@ import jax.numpy as jnp
 from jaxtyping import Array, Float
 
 from ...integrate import Stabilization
-from ...io.config import Field, Schema
+from ...io.config import Field
 from ...core.spatial import safe_norm
 from ...core.status import Status, describe, failed, first_failure, flag
-from ..base import AbstractParams, AbstractScenario, Parameter
+from ..base import AbstractParams, AbstractScenario
+from ..declare import declared
+from ..declare import from_config as params_from_config
 from . import model, results
 from .model import Settings
 from .outcome import FlexibleArmOutcome, key_results
@@ -28,20 +30,18 @@ from .outcome import FlexibleArmOutcome, key_results
 class FlexibleArmParams(AbstractParams):
     """What design work may change (config units)."""
 
-    frequency_hz: Float[Array, ""]
-    damping_ratio: Float[Array, ""]
-    amplitude_N_m: Float[Array, ""]
-    period_s: Float[Array, ""]
-    alpha: Float[Array, ""]
-    beta: Float[Array, ""]
-
-
-PARAMETERS = (
-    Parameter("arm.frequency_hz", 1.0, 50.0, "Hz", "frequency_hz", log=True, help="first bending frequency of link 2"),
-    Parameter("arm.damping_ratio", 0.001, 0.5, "-", "damping_ratio", log=True, help="modal damping ratio"),
-    Parameter("torque.amplitude_N_m", 0.05, 2.0, "N m", "amplitude_N_m", help="joint torque amplitude"),
-    Parameter("torque.period_s", 0.5, 5.0, "s", "period_s", help="joint torque period"),
-)
+    frequency_hz: Float[Array, ""] = declared("arm.frequency_hz", 5.0, gt=0.0, design=(1.0, 50.0), log=True,
+                                              help="first clamped-free bending frequency",
+                                              label="first bending frequency of link 2")
+    damping_ratio: Float[Array, ""] = declared("arm.damping_ratio", 0.03, min=0.0, max=1.0, design=(0.001, 0.5),
+                                               log=True, label="modal damping ratio")
+    amplitude_N_m: Float[Array, ""] = declared("torque.amplitude_N_m", 0.5, design=(0.05, 2.0),
+                                               help="tau = A sin(2 pi t / T) on both joints",
+                                               label="joint torque amplitude")
+    period_s: Float[Array, ""] = declared("torque.period_s", 1.0, gt=0.0, design=(0.5, 5.0),
+                                          label="joint torque period")
+    alpha: Float[Array, ""] = declared("stabilization.alpha", 10.0, min=0.0, help="Baumgarte gain (1/s), paper Eq. 9")
+    beta: Float[Array, ""] = declared("stabilization.beta", 10.0, min=0.0, help="Baumgarte gain (1/s), paper Eq. 9")
 
 
 class FlexibleArm(AbstractScenario):
@@ -55,10 +55,9 @@ class FlexibleArm(AbstractScenario):
     settings: Settings
 
     @classmethod
-    def schema(cls) -> Schema:
+    def config_fields(cls) -> dict:
         positive = dict(gt=0.0)
-        return Schema(
-            {
+        return {
                 "base": {
                     "mass_kg": Field("float", 4.0, **positive),
                     "inertia_kg_m2": Field("float", 0.4, **positive, help="about each axis through the centre"),
@@ -72,12 +71,6 @@ class FlexibleArm(AbstractScenario):
                 "arm": {
                     "flexible": Field("bool", True, help="assumed-mode last link"),
                     "modes": Field("int", 2, min=1, max=8, help="modal coordinates: mode 1 in y, in z, mode 2 ..."),
-                    "frequency_hz": Field("float", 5.0, **positive, help="first clamped-free bending frequency"),
-                    "damping_ratio": Field("float", 0.03, min=0.0, max=1.0),
-                },
-                "torque": {
-                    "amplitude_N_m": Field("float", 0.5, help="tau = A sin(2 pi t / T) on both joints"),
-                    "period_s": Field("float", 1.0, **positive),
                 },
                 "simulation": {
                     "t_final_s": Field("float", 5.0, **positive),
@@ -87,13 +80,10 @@ class FlexibleArm(AbstractScenario):
                     "max_steps": Field("int", 200_000, min=10),
                 },
                 "stabilization": {
-                    "alpha": Field("float", 10.0, min=0.0, help="Baumgarte gain (1/s), paper Eq. 9"),
-                    "beta": Field("float", 10.0, min=0.0, help="Baumgarte gain (1/s), paper Eq. 9"),
                     "momentum_constraints": Field("bool", True, help="paper Eqs. 7-8 as constraint rows"),
                     "projection": Field("bool", False, help="project onto the constraints after every step"),
                 },
             }
-        )
 
     @classmethod
     def from_config(cls, cfg: dict) -> "FlexibleArm":
@@ -107,13 +97,7 @@ class FlexibleArm(AbstractScenario):
             max_steps=sim["max_steps"], flexible=arm["flexible"], modes=arm["modes"],
             momentum=stab["momentum_constraints"], projection=stab["projection"],
         )
-        params = FlexibleArmParams(
-            *(jnp.asarray(float(v), dtype=float) for v in (
-                arm["frequency_hz"], arm["damping_ratio"], cfg["torque"]["amplitude_N_m"], cfg["torque"]["period_s"],
-                stab["alpha"], stab["beta"],
-            ))
-        )
-        return cls(params, robot, settings)
+        return cls(params_from_config(FlexibleArmParams, cfg), robot, settings)
 
     # ------------------------------------------------------------------ pure
     def simulate(self, params: FlexibleArmParams) -> FlexibleArmOutcome:
@@ -160,9 +144,6 @@ class FlexibleArm(AbstractScenario):
         finite = jnp.all(jnp.stack([jnp.isfinite(v) for v in values.values()]))
         values["status"] = first_failure(out.status, flag(~finite, Status.NON_FINITE))
         return values
-
-    def design_space(self) -> tuple[Parameter, ...]:
-        return PARAMETERS
 
     # ------------------------------------------------------------------ host side
     def summary(self, outcome: FlexibleArmOutcome) -> dict:
