@@ -55,7 +55,6 @@ from jaxtyping import Array, Float
 from ...actuation.drive import Drive
 from ...bodies import Rope, Shaft, SnareRings, arc_guess, equilibrium
 from ...bodies.rope import assemble
-from ...bodies.rope_elements import axial_gain, bend_vector
 from ...contact import AbstractContactLaw, safe_power
 from ...integrate import solve_adjoint
 from ...core.spatial import safe_norm
@@ -159,35 +158,11 @@ def ring_torque(last: Float[Array, "R 3"], end_forces: Float[Array, "R 3"]) -> F
     return -jnp.sum(last[:, 0] * end_forces[:, 1] - last[:, 1] * end_forces[:, 0])
 
 
-def sections(model: ClosingModel, x) -> tuple[Float[Array, "R N 3"], Float[Array, "R N"], Float[Array, "R N"]]:
-    """Every section's unit direction ``u``, stretch ``dl`` [m] and axial gain ``g`` (Eq. (26))."""
-    d = x[:, 1:] - x[:, :-1]
-    length = safe_norm(d)
-    stretch = length - model.rope.rest_lengths
-    return d / length[..., None], stretch, axial_gain(stretch, model.rope.compression_ratio)
-
-
 def internal_forces(model: ClosingModel, x, v) -> tuple[Float[Array, "R N1 3"], Float[Array, "R N1 3"]]:
-    """Elastic and damping forces on every node of every rope: axial springs and dashpots in closed form (Eq. (26),
-    ``T = g (k_tes dl + c_tes dl')`` along each section), bending springs and dashpots (Eqs. (37)-(39), pinned
-    ends) as ``-B^T (k_tor (phi - phi_0))`` and ``-B^T (c_tor phi')`` with ``B = d phi / dx`` applied by one
-    linearisation of the bend vectors. Equal to :meth:`Rope.internal_forces` (split to expose the damping power;
-    tested to round-off)."""
-    rope = model.rope
-    u, stretch, gain = sections(model, x)
-    rate = jnp.sum(u * (v[:, 1:] - v[:, :-1]), axis=-1)
-
-    def on_nodes(tension):  # a tension pulls a section's two nodes together
-        f = tension[..., None] * u
-        return jnp.pad(f, ((0, 0), (0, 1), (0, 0))) - jnp.pad(f, ((0, 0), (1, 0), (0, 0)))
-
-    bends = lambda y: bend_vector(y[:, :-2], y[:, 1:-1], y[:, 2:])  # noqa: E731
-    phi, phi_dot = jax.jvp(bends, (x,), (v,))
-    _, pullback = jax.vjp(bends, x)
-    moments = jnp.stack([rope.bending_stiffness * (phi - rope.rest_bend), rope.bending_damping * phi_dot])
-    (bending,) = jax.vmap(pullback)(moments)
-    return (on_nodes(gain * rope.axial_stiffness * stretch) - bending[0],
-            on_nodes(gain * rope.axial_damping * rate) - bending[1])
+    """Elastic and damping forces on every node of every rope (pinned ends): :meth:`Rope.forces`, axial springs
+    and dashpots (Eq. (26)) and bending springs and dashpots (Eqs. (37)-(39)) in closed form, split to expose the
+    damping power."""
+    return model.rope.forces(x, v)
 
 
 def closing_field(t, y: ClosingState, model: ClosingModel) -> ClosingState:
