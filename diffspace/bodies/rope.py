@@ -346,9 +346,10 @@ class Shaft(eqx.Module):
 
     def forces_and_damping(self, law: ContactLaw, rope: Rope, x, v, point, velocity, impact_speed):
         """:meth:`forces` and each node's dashpot rate ``(dF/d delta_dot) n n^T`` [N s/m] ``(N+1, 3, 3)``: the
-        Jacobian of its contact force in its own velocity (``jit`` drops it where unused)."""
+        Jacobian of its contact force in its own velocity (forward mode, one pass with the force; ``jit`` drops
+        it where unused)."""
         delta, normal = self.indentation(rope, x, point)
         delta_dot = -jnp.sum(normal * (v - velocity), axis=-1)
-        mag = law.force(delta, delta_dot, impact_speed)
-        rate = jax.vmap(jax.grad(law.force, argnums=1), (0, 0, None))(delta, delta_dot, impact_speed)
+        mag, rate = jax.jvp(lambda rate_in: law.force(delta, rate_in, impact_speed), (delta_dot,),
+                            (jnp.ones_like(delta_dot),))
         return mag[:, None] * normal, mag, rate[:, None, None] * normal[:, :, None] * normal[:, None, :]

@@ -139,17 +139,32 @@ def contact_forces(model: ClosingModel, x, v, p, w) -> ContactTerms:
     """Shaft contact forces on the nodes of every rope, the force magnitudes at the contact points and the
     lumped contact damping (:class:`ContactTerms`).
 
-    :meth:`Shaft.forces` acts at the contact points ``x_p = W x`` (velocities ``W v``), all ropes in one call;
-    the nodes receive ``W^T f_p`` (the virtual-work transpose), so impulse and power are unchanged. With one
-    point per section these are the paper's node forces (Section 3.2: "the impact force only acts on the
-    node"); more points keep a shaft from sinking between nodes (up to ``r - sqrt(r^2 - l_0^2 / 4)`` deep,
-    2.8 mm for 15 mm sections and ``r = 11.5 mm``), which traps a sliding shaft in spurious pockets."""
-    weights = contact_points(model.rope.n_sections, model.points_per_section)
-    xp, vp = weights @ x, weights @ v
+    :meth:`Shaft.forces` acts at the contact points ``x_p = W x`` (velocities ``W v``; :func:`contact_points`),
+    all ropes in one call; the nodes receive ``W^T f_p`` (the virtual-work transpose), so impulse and power are
+    unchanged. With one point per section these are the paper's node forces (Section 3.2: "the impact force only
+    acts on the node"); more points keep a shaft from sinking between nodes (up to ``r - sqrt(r^2 - l_0^2 / 4)``
+    deep, 2.8 mm for 15 mm sections and ``r = 11.5 mm``), which traps a sliding shaft in spurious pockets. ``W``
+    is applied section by section (its two nonzero columns per row), as plain elementwise sums."""
+    per = model.points_per_section
+    s = np.arange(per) / per
+    weights = np.stack([1.0 - s, s])  # (2, per): on a section's first and second node
+
+    def to_points(z):  # W z: per points on every section, then the last node
+        inner = jnp.einsum("rnka,kj->rnja", jnp.stack([z[:, :-1], z[:, 1:]], axis=2), weights)
+        return jnp.concatenate([inner.reshape(z.shape[0], -1, z.shape[-1]), z[:, -1:]], axis=1)
+
+    def to_nodes(g):  # W^T g for point values g (R, P, ...)
+        inner = g[:, :-1].reshape(g.shape[0], -1, per, *g.shape[2:])
+        first, second = (jnp.tensordot(inner, weights[k], axes=((2,), (0,))) for k in range(2))
+        pad = [(0, 0)] * (g.ndim - 2)
+        return (jnp.pad(first, [(0, 0), (0, 1)] + pad) + jnp.pad(second, [(0, 0), (1, 0)] + pad)
+                + jnp.pad(g[:, -1:], [(0, 0), (first.shape[1], 0)] + pad))
+
+    xp, vp = to_points(x), to_points(v)
     f, mag, rate = model.shaft.forces_and_damping(model.law, model.rope, xp.reshape(-1, 3), vp.reshape(-1, 3), p, w,
                                                   model.reference_speed)
-    return ContactTerms(weights.T @ f.reshape(xp.shape), mag.reshape(xp.shape[:-1]),
-                        jnp.einsum("pi,rpab->riab", weights, rate.reshape(*xp.shape, 3)))
+    return ContactTerms(to_nodes(f.reshape(xp.shape)), mag.reshape(xp.shape[:-1]),
+                        to_nodes(rate.reshape(*xp.shape, 3)))
 
 
 def ring_torque(last: Float[Array, "R 3"], end_forces: Float[Array, "R 3"]) -> Float[Array, ""]:
