@@ -146,16 +146,16 @@ def contact_forces(model: ClosingModel, x, v, p, w) -> ContactTerms:
     deep, 2.8 mm for 15 mm sections and ``r = 11.5 mm``), which traps a sliding shaft in spurious pockets. ``W``
     is applied section by section (its two nonzero columns per row), as plain elementwise sums."""
     per = model.points_per_section
-    s = np.arange(per) / per
-    weights = np.stack([1.0 - s, s])  # (2, per): on a section's first and second node
+    s = np.arange(per) / per  # the points' positions along a section
 
     def to_points(z):  # W z: per points on every section, then the last node
-        inner = jnp.einsum("rnka,kj->rnja", jnp.stack([z[:, :-1], z[:, 1:]], axis=2), weights)
+        inner = z[:, :-1, None] * (1.0 - s)[:, None] + z[:, 1:, None] * s[:, None]
         return jnp.concatenate([inner.reshape(z.shape[0], -1, z.shape[-1]), z[:, -1:]], axis=1)
 
     def to_nodes(g):  # W^T g for point values g (R, P, ...)
         inner = g[:, :-1].reshape(g.shape[0], -1, per, *g.shape[2:])
-        first, second = (jnp.tensordot(inner, weights[k], axes=((2,), (0,))) for k in range(2))
+        first = sum((1.0 - s[k]) * inner[:, :, k] for k in range(per))
+        second = sum(s[k] * inner[:, :, k] for k in range(1, per))
         pad = [(0, 0)] * (g.ndim - 2)
         return (jnp.pad(first, [(0, 0), (0, 1)] + pad) + jnp.pad(second, [(0, 0), (1, 0)] + pad)
                 + jnp.pad(g[:, -1:], [(0, 0), (first.shape[1], 0)] + pad))
