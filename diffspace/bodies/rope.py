@@ -28,8 +28,9 @@ on fitting B (:meth:`Rope.end_moments`; these are ``-dV/dtheta`` for a rotation 
 (A continuum-consistent clamp of a chain whose interior springs are ``k_tor = EI / l`` would be ``2 k_tor``,
 the bend being concentrated in a half cell; we keep the same ``k_tor``: the clamp is a node like the others.)
 
-Elastic elements (potential ``V = V_axial + V_bend``; conservative forces are ``-dV/dx``, assembled from
-per-element autodiff in :mod:`diffspace.bodies.rope_elements`, which also gives the Hessian of the statics):
+Elastic elements (potential ``V = V_axial + V_bend``; conservative forces are ``-dV/dx``: in the dynamics in
+closed form (:meth:`Rope.forces`), in the statics assembled from per-element autodiff in
+:mod:`diffspace.bodies.rope_elements`, which also gives their Hessian):
 
 * **axial spring with damping**, Eq. (26): ``T_i = k_tes dl_i + c_tes dl_i/dt`` along section ``i``.
   The paper's spring acts only in tension. **Compression.** A chain of tension-only springs whose ends are

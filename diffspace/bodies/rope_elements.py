@@ -13,7 +13,9 @@ the map from nodes to element points is a gather with static indices and
 with ``P_e`` the 0/1 selection of element ``e``'s nodes: per-element derivatives by autodiff of one small
 function (``vmap`` over the elements) and one scatter-add. The Hessian is what every Newton solve of the rope
 statics and the linearised stiffness need; computed this way it costs one vmapped 9x9 Hessian instead of a
-forward-over-reverse pass over the whole rope, a fraction of the compiled program.
+forward-over-reverse pass over the whole rope, a fraction of the compiled program. Inside a time step the forces
+come instead from :func:`bend_linearisation`, the bend vectors' derivative in closed form (half the cost of the
+autodiff gradient and dashpot forces, and no gather or scatter).
 """
 
 from __future__ import annotations
