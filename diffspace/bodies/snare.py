@@ -204,8 +204,7 @@ def contact_direction(x: Float[Array, "N1 3"], node, approach: str = "against_bo
 def pressing_curve(model: SnareModel, x_eq, node, depths: Float[Array, " K"] | None = None, direction=None):
     """Static contact force ``F_c`` [N] at each pressing depth ``delta_v`` of node ``node`` (0-based) along
     the approach direction (or ``direction``) (Eqs. (40)-(41)): displacement-controlled continuation, a
-    ``lax.scan`` over increasing depths, each Newton solve started from the previous shape moved along the last
-    change per depth (a secant predictor; 3-4 Newton steps a depth instead of 4-5).
+    ``lax.scan`` over increasing depths, each Newton solve started from the previous shape.
     Returns ``(F_c (K,), converged)``."""
     depths = model.fit_depths if depths is None else depths
     u = contact_direction(x_eq, node, model.approach) if direction is None else jnp.asarray(direction, float)
@@ -213,15 +212,12 @@ def pressing_curve(model: SnareModel, x_eq, node, depths: Float[Array, " K"] | N
     attach = model.rings.attachments(0.0)
     x_ref = x_eq[1:-1]
 
-    def body(carry, depth):
-        xi, rate, last_depth = carry  # the last solution, its change per depth and its depth (secant predictor)
-        guess = xi + rate * (depth - last_depth)
-        shift = (guess[node - 1] - x_ref[node - 1]) @ u  # pressed_equilibrium measures from its start shape
-        xn, fc, ok = pressed_equilibrium(model.rope, guess, first, last, node, u, depth - shift, attach=attach)
-        return (xn, (xn - xi) / (depth - last_depth), depth), (fc, ok)
+    def body(xi, depth):
+        shift = (xi[node - 1] - x_ref[node - 1]) @ u  # pressed_equilibrium measures from its start shape
+        xn, fc, ok = pressed_equilibrium(model.rope, xi, first, last, node, u, depth - shift, attach=attach)
+        return xn, (fc, ok)
 
-    start = (x_ref, jnp.zeros_like(x_ref), jnp.zeros_like(depths[0]))
-    _, (forces, ok) = jax.lax.scan(body, start, depths)
+    _, (forces, ok) = jax.lax.scan(body, x_ref, depths)
     return forces, jnp.all(ok)
 
 
