@@ -28,8 +28,9 @@ on fitting B (:meth:`Rope.end_moments`; these are ``-dV/dtheta`` for a rotation 
 (A continuum-consistent clamp of a chain whose interior springs are ``k_tor = EI / l`` would be ``2 k_tor``,
 the bend being concentrated in a half cell; we keep the same ``k_tor``: the clamp is a node like the others.)
 
-Elastic elements (potential ``V = V_axial + V_bend``; conservative forces are ``-dV/dx``, assembled from
-per-element autodiff in :mod:`diffspace.bodies.rope_elements`, which also gives the Hessian of the statics):
+Elastic elements (potential ``V = V_axial + V_bend``; conservative forces are ``-dV/dx``: in the dynamics in
+closed form (:meth:`Rope.forces`), in the statics assembled from per-element autodiff in
+:mod:`diffspace.bodies.rope_elements`, which also gives their Hessian):
 
 * **axial spring with damping**, Eq. (26): ``T_i = k_tes dl_i + c_tes dl_i/dt`` along section ``i``.
   The paper's spring acts only in tension. **Compression.** A chain of tension-only springs whose ends are
@@ -64,8 +65,8 @@ from ..core.spatial import safe_norm
 from ..contact.forces import ContactLaw
 from .rope_elements import (
     axial_gain,
+    bend_linearisation,
     bend_vector,
-    elastic_gradient,
     section_energies,
     stiff_gradient,
     triple_energies,
@@ -194,23 +195,64 @@ class Rope(eqx.Module):
         rate = jnp.sum(d * dv, axis=-1) / length
         return self._axial_gain(stretch) * (self.axial_stiffness * stretch + self.axial_damping * rate)
 
+    def _chain(self, x, attach):
+        """The points whose consecutive triples are the bend triples: the nodes, and for a clamped rope the
+        fitting offsets ``x_1 - t_A`` before and ``x_{N+1} + t_B`` after them (clamp A, interior nodes, clamp B)."""
+        if not self.clamped:
+            return x
+        return jnp.concatenate([x[..., :1, :] - attach[..., :1, :], x, x[..., -1:, :] + attach[..., 1:, :]], axis=-2)
+
+    def forces(self, x: Float[Array, "*R N1 3"], v: Float[Array, "*R N1 3"], attach=None,
+               attach_rate=None) -> tuple[Float[Array, "*R N1 3"], Float[Array, "*R N1 3"]]:
+        """Elastic (``-dV/dx``) and damping forces on every node (leading axes broadcast, e.g. over ropes), in
+        closed form: each section's tension ``T`` (Eq. (26)) along it, and the bending moments
+        ``k_tor (phi - phi_0)`` and ``c_tor dphi/dt`` (Eqs. (37)-(39); the clamps' ``dphi/dt`` relative to fittings
+        turning at ``attach_rate``) through the transpose of ``dphi/dx``
+        (:func:`~diffspace.bodies.rope_elements.bend_linearisation`). Equal to the energy gradient and the
+        autodiff dashpot forces to round-off (``tests/test_rope.py``)."""
+        attach = self.fittings(attach)
+        d, dv = x[..., 1:, :] - x[..., :-1, :], v[..., 1:, :] - v[..., :-1, :]
+        length = safe_norm(d)[..., None]
+        u = d / length
+        stretch = length - self.rest_lengths[:, None]
+        gain = self._axial_gain(stretch)
+        stiffness = jnp.broadcast_to(self.axial_stiffness, self.rest_lengths.shape)[:, None]
+
+        def on_nodes(tension):  # a tension pulls a section's two nodes together
+            return pad_nodes(tension * u, 0, 1) - pad_nodes(tension * u, 1, 0)
+
+        rate_ends = None if attach is None else jnp.zeros_like(attach) if attach_rate is None else attach_rate
+        p, p_dot = self._chain(x, attach), self._chain(v, rate_ends)
+        phi, phi_dot, transpose = bend_linearisation(p[..., :-2, :], p[..., 1:-1, :], p[..., 2:, :],
+                                                     p_dot[..., :-2, :], p_dot[..., 1:-1, :], p_dot[..., 2:, :])
+        rest = jnp.pad(self.rest_bend, ((1, 1), (0, 0))) if self.clamped else self.rest_bend
+
+        def bending(moment):  # -(dphi/dx)^T moment on the chain's points, folded onto the nodes
+            ga, gb, gc = transpose(moment)
+            f = -(pad_nodes(ga, 0, 2) + pad_nodes(gb, 1, 1) + pad_nodes(gc, 2, 0))
+            if not self.clamped:
+                return f
+            n1 = x.shape[-2]
+            return pad_nodes(f[..., :1, :], 0, n1 - 1) + f[..., 1:-1, :] + pad_nodes(f[..., -1:, :], n1 - 1, 0)
+
+        elastic = on_nodes(gain * stiffness * stretch) + bending(self.bending_stiffness * (phi - rest))
+        damping = on_nodes(gain * self.axial_damping * jnp.sum(u * dv, axis=-1, keepdims=True))
+        return elastic, damping + bending(self.bending_damping * phi_dot)
+
     def damping_forces(self, x, v, attach=None, attach_rate=None) -> Float[Array, "N1 3"]:
         """Nodal forces of the axial dashpots ``c_tes dl/dt`` and the bending dashpots ``c_tor dphi/dt`` (the
-        clamps' ``dphi/dt`` relative to fittings turning at ``attach_rate``)."""
-        d, dv = x[1:] - x[:-1], v[1:] - v[:-1]
-        length = safe_norm(d)
-        gain = self._axial_gain(length - self.rest_lengths)
-        t = (gain * self.axial_damping * jnp.sum(d * dv, axis=-1) / length)[:, None] * d / length[:, None]
-        axial = jnp.concatenate([t, jnp.zeros((1, 3))]) - jnp.concatenate([jnp.zeros((1, 3)), t])
-        att = None if attach is None else jnp.asarray(attach, float)
-        rate = None if att is None else jnp.zeros_like(att) if attach_rate is None else jnp.asarray(attach_rate, float)
-        _, phi_dot = jax.jvp(self._bends, (x, att), (v, rate))
-        _, pullback = jax.vjp(lambda y: self._bends(y, att), x)
-        return axial - self.bending_damping * pullback(phi_dot)[0]
+        clamps' ``dphi/dt`` relative to fittings turning at ``attach_rate``; :meth:`forces`)."""
+        return self.forces(x, v, attach, attach_rate)[1]
 
     def internal_forces(self, x, v, attach=None, attach_rate=None) -> Float[Array, "N1 3"]:
-        """Elastic (``-dV/dx``) plus damping forces on every node."""
-        return -elastic_gradient(self, x, self.fittings(attach)) + self.damping_forces(x, v, attach, attach_rate)
+        """Elastic (``-dV/dx``) plus damping forces on every node (:meth:`forces`)."""
+        elastic, damping = self.forces(x, v, attach, attach_rate)
+        return elastic + damping
+
+
+def pad_nodes(f: Float[Array, "*R M 3"], before: int, after: int) -> Float[Array, "*R K 3"]:
+    """``f`` with ``before`` and ``after`` zero rows on its node axis (the second to last)."""
+    return jnp.pad(f, [(0, 0)] * (f.ndim - 2) + [(before, after), (0, 0)])
 
 
 def assemble(x_inner: Float[Array, "Nm1 3"], first: Float[Array, "3"], last: Float[Array, "3"]) -> Float[Array, "N1 3"]:
@@ -305,9 +347,10 @@ class Shaft(eqx.Module):
 
     def forces_and_damping(self, law: ContactLaw, rope: Rope, x, v, point, velocity, impact_speed):
         """:meth:`forces` and each node's dashpot rate ``(dF/d delta_dot) n n^T`` [N s/m] ``(N+1, 3, 3)``: the
-        Jacobian of its contact force in its own velocity (``jit`` drops it where unused)."""
+        Jacobian of its contact force in its own velocity (forward mode, one pass with the force; ``jit`` drops
+        it where unused)."""
         delta, normal = self.indentation(rope, x, point)
         delta_dot = -jnp.sum(normal * (v - velocity), axis=-1)
-        mag = law.force(delta, delta_dot, impact_speed)
-        rate = jax.vmap(jax.grad(law.force, argnums=1), (0, 0, None))(delta, delta_dot, impact_speed)
+        mag, rate = jax.jvp(lambda rate_in: law.force(delta, rate_in, impact_speed), (delta_dot,),
+                            (jnp.ones_like(delta_dot),))
         return mag[:, None] * normal, mag, rate[:, None, None] * normal[:, :, None] * normal[:, None, :]

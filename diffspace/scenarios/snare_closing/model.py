@@ -55,7 +55,6 @@ from jaxtyping import Array, Float
 from ...actuation.drive import Drive
 from ...bodies import Rope, Shaft, SnareRings, arc_guess, equilibrium
 from ...bodies.rope import assemble
-from ...bodies.rope_elements import axial_gain, bend_vector
 from ...contact import AbstractContactLaw, safe_power
 from ...integrate import solve_adjoint
 from ...core.spatial import safe_norm
@@ -140,17 +139,32 @@ def contact_forces(model: ClosingModel, x, v, p, w) -> ContactTerms:
     """Shaft contact forces on the nodes of every rope, the force magnitudes at the contact points and the
     lumped contact damping (:class:`ContactTerms`).
 
-    :meth:`Shaft.forces` acts at the contact points ``x_p = W x`` (velocities ``W v``), all ropes in one call;
-    the nodes receive ``W^T f_p`` (the virtual-work transpose), so impulse and power are unchanged. With one
-    point per section these are the paper's node forces (Section 3.2: "the impact force only acts on the
-    node"); more points keep a shaft from sinking between nodes (up to ``r - sqrt(r^2 - l_0^2 / 4)`` deep,
-    2.8 mm for 15 mm sections and ``r = 11.5 mm``), which traps a sliding shaft in spurious pockets."""
-    weights = contact_points(model.rope.n_sections, model.points_per_section)
-    xp, vp = weights @ x, weights @ v
+    :meth:`Shaft.forces` acts at the contact points ``x_p = W x`` (velocities ``W v``; :func:`contact_points`),
+    all ropes in one call; the nodes receive ``W^T f_p`` (the virtual-work transpose), so impulse and power are
+    unchanged. With one point per section these are the paper's node forces (Section 3.2: "the impact force only
+    acts on the node"); more points keep a shaft from sinking between nodes (up to ``r - sqrt(r^2 - l_0^2 / 4)``
+    deep, 2.8 mm for 15 mm sections and ``r = 11.5 mm``), which traps a sliding shaft in spurious pockets. ``W``
+    is applied section by section (its two nonzero columns per row), as plain elementwise sums."""
+    per = model.points_per_section
+    s = np.arange(per) / per  # the points' positions along a section
+
+    def to_points(z):  # W z: per points on every section, then the last node
+        inner = z[:, :-1, None] * (1.0 - s)[:, None] + z[:, 1:, None] * s[:, None]
+        return jnp.concatenate([inner.reshape(z.shape[0], -1, z.shape[-1]), z[:, -1:]], axis=1)
+
+    def to_nodes(g):  # W^T g for point values g (R, P, ...)
+        inner = g[:, :-1].reshape(g.shape[0], -1, per, *g.shape[2:])
+        first = sum((1.0 - s[k]) * inner[:, :, k] for k in range(per))
+        second = sum(s[k] * inner[:, :, k] for k in range(1, per))
+        pad = [(0, 0)] * (g.ndim - 2)
+        return (jnp.pad(first, [(0, 0), (0, 1)] + pad) + jnp.pad(second, [(0, 0), (1, 0)] + pad)
+                + jnp.pad(g[:, -1:], [(0, 0), (first.shape[1], 0)] + pad))
+
+    xp, vp = to_points(x), to_points(v)
     f, mag, rate = model.shaft.forces_and_damping(model.law, model.rope, xp.reshape(-1, 3), vp.reshape(-1, 3), p, w,
                                                   model.reference_speed)
-    return ContactTerms(weights.T @ f.reshape(xp.shape), mag.reshape(xp.shape[:-1]),
-                        jnp.einsum("pi,rpab->riab", weights, rate.reshape(*xp.shape, 3)))
+    return ContactTerms(to_nodes(f.reshape(xp.shape)), mag.reshape(xp.shape[:-1]),
+                        to_nodes(rate.reshape(*xp.shape, 3)))
 
 
 def ring_torque(last: Float[Array, "R 3"], end_forces: Float[Array, "R 3"]) -> Float[Array, ""]:
@@ -159,35 +173,11 @@ def ring_torque(last: Float[Array, "R 3"], end_forces: Float[Array, "R 3"]) -> F
     return -jnp.sum(last[:, 0] * end_forces[:, 1] - last[:, 1] * end_forces[:, 0])
 
 
-def sections(model: ClosingModel, x) -> tuple[Float[Array, "R N 3"], Float[Array, "R N"], Float[Array, "R N"]]:
-    """Every section's unit direction ``u``, stretch ``dl`` [m] and axial gain ``g`` (Eq. (26))."""
-    d = x[:, 1:] - x[:, :-1]
-    length = safe_norm(d)
-    stretch = length - model.rope.rest_lengths
-    return d / length[..., None], stretch, axial_gain(stretch, model.rope.compression_ratio)
-
-
 def internal_forces(model: ClosingModel, x, v) -> tuple[Float[Array, "R N1 3"], Float[Array, "R N1 3"]]:
-    """Elastic and damping forces on every node of every rope: axial springs and dashpots in closed form (Eq. (26),
-    ``T = g (k_tes dl + c_tes dl')`` along each section), bending springs and dashpots (Eqs. (37)-(39), pinned
-    ends) as ``-B^T (k_tor (phi - phi_0))`` and ``-B^T (c_tor phi')`` with ``B = d phi / dx`` applied by one
-    linearisation of the bend vectors. Equal to :meth:`Rope.internal_forces` (split to expose the damping power;
-    tested to round-off)."""
-    rope = model.rope
-    u, stretch, gain = sections(model, x)
-    rate = jnp.sum(u * (v[:, 1:] - v[:, :-1]), axis=-1)
-
-    def on_nodes(tension):  # a tension pulls a section's two nodes together
-        f = tension[..., None] * u
-        return jnp.pad(f, ((0, 0), (0, 1), (0, 0))) - jnp.pad(f, ((0, 0), (1, 0), (0, 0)))
-
-    bends = lambda y: bend_vector(y[:, :-2], y[:, 1:-1], y[:, 2:])  # noqa: E731
-    phi, phi_dot = jax.jvp(bends, (x,), (v,))
-    _, pullback = jax.vjp(bends, x)
-    moments = jnp.stack([rope.bending_stiffness * (phi - rope.rest_bend), rope.bending_damping * phi_dot])
-    (bending,) = jax.vmap(pullback)(moments)
-    return (on_nodes(gain * rope.axial_stiffness * stretch) - bending[0],
-            on_nodes(gain * rope.axial_damping * rate) - bending[1])
+    """Elastic and damping forces on every node of every rope (pinned ends): :meth:`Rope.forces`, axial springs
+    and dashpots (Eq. (26)) and bending springs and dashpots (Eqs. (37)-(39)) in closed form, split to expose the
+    damping power."""
+    return model.rope.forces(x, v)
 
 
 def closing_field(t, y: ClosingState, model: ClosingModel) -> ClosingState:
