@@ -130,15 +130,17 @@ class ShellPoints(eqx.Module):
 
     def tangent(self, e, e_dot) -> tuple[Float[Array, "n 36 36"], Float[Array, "n 36 36"]]:
         """Element blocks of ``K = dF/de`` and ``C = dF/de_dot`` (rows and columns ``3 k + xyz``, the order of
-        :meth:`~diffspace.bodies.shell.ShellMesh.element_dofs`): one forward-mode product per element
-        coordinate, all elements at once (an element's forces depend on its own coordinates only)."""
+        :meth:`~diffspace.bodies.shell.ShellMesh.element_dofs`): the forces linearised once, then one product
+        per element coordinate, all elements at once (an element's forces depend on its own coordinates only)."""
         basis = jnp.eye(36).reshape(36, 12, 3, 1)
+        _, linear = jax.linearize(self.forces, e, e_dot)
+        zero = jnp.zeros_like(e)
 
-        def blocks(force, at):
-            columns = jax.vmap(lambda u: jax.jvp(force, (at,), (jnp.broadcast_to(u, at.shape),))[1])(basis)
+        def blocks(direction):
+            columns = jax.vmap(lambda u: direction(jnp.broadcast_to(u, e.shape)))(basis)
             return jnp.transpose(columns.reshape(36, 36, -1), (2, 1, 0))
 
-        return blocks(lambda x: self.forces(x, e_dot), e), blocks(lambda x: self.forces(e, x), e_dot)
+        return blocks(lambda u: linear(u, zero)), blocks(lambda u: linear(zero, u))
 
     def _strains(self, d, d_dot):
         """Unit normal ``(G, 3, n)``, ``|c|`` and the curvilinear strains with their Kelvin-Voigt rates,
