@@ -134,36 +134,39 @@ def iteration_matrix(mass, stiffness, damping, jacobian, params: AlphaParameters
     return IterationMatrix(inverse, jnp.asarray(t_ref, float), mass.shape[0], rotation)
 
 
-def _along(f, t, q, v):
+def _along(f, t, q, v, has_aux: bool = False):
     """``(f(t, q), df/dt)`` along the motion ``dq/dt = v`` (forward mode); ``v = None``: at rest, only ``t``
     varies (nothing is traced for the velocity terms)."""
     if v is None:
-        return jax.jvp(lambda tt: f(tt, q), (t,), (jnp.ones_like(t),))
-    return jax.jvp(f, (t, q), (jnp.ones_like(t), v))
+        return jax.jvp(lambda tt: f(tt, q), (t,), (jnp.ones_like(t),), has_aux=has_aux)
+    return jax.jvp(f, (t, q), (jnp.ones_like(t), v), has_aux=has_aux)
 
 
 def _kkt_accelerations(system: AbstractConstrainedSystem, t, q, v):
     """Accelerations and multipliers of ``[M G^T; G 0] [qdd; lambda] = [Q; -d^2 g/dt^2 |_{qdd = 0}]``
-    (``v = None``: at rest)."""
+    (``v = None``: at rest), and the applied forces ``Q``."""
     rate = lambda tt, qq: _along(system.constraints, tt, qq, v)[1]  # noqa: E731
     _, free_curvature = _along(rate, t, q, v)
-    return kkt_solve(system.mass_matrix(q), constraint_jacobian(system, t, q),
-                     system.forces(t, q, jnp.zeros_like(q) if v is None else v), -free_curvature)
+    forces = system.forces(t, q, jnp.zeros_like(q) if v is None else v)
+    return kkt_solve(system.mass_matrix(q), constraint_jacobian(system, t, q), forces, -free_curvature), forces
 
 
-def consistent_state(system: AbstractConstrainedSystem, t0, q0, v0, params: AlphaParameters, h) -> AlphaState:
-    """Initial state from ``q0``, ``v0`` (consistent with the constraints; ``None``: at rest): accelerations and
-    multipliers of the index-1 KKT system, and the pseudo-acceleration started at ``a_0 = qdd(t_0 + Delta h)``
-    with ``Delta = alpha_m - alpha_f`` (Arnold & Bruls 2007: ``a_n`` approximates the acceleration at ``t_n +
-    Delta h``; starting it at ``qdd(t_0)`` leaves a first-order transient in the accelerations and multipliers,
-    slow to die out for ``rho_inf`` near 1). ``qdd(t_0 + Delta h) ~ qdd + Delta h dqdd/dt`` with the exact
-    time derivative along the motion at fixed velocity (forward mode through the KKT solve; the velocity
-    term ``dqdd/dv . qdd`` is left out: through the damping forces it carries the stiff modes' response,
-    which the step does not resolve and which would make the start diverge)."""
+def consistent_state(system: AbstractConstrainedSystem, t0, q0, v0, params: AlphaParameters,
+                     h) -> tuple[AlphaState, Float[Array, " n"]]:
+    """Initial state from ``q0``, ``v0`` (consistent with the constraints; ``None``: at rest) and the applied
+    forces ``Q`` there: accelerations and multipliers of the index-1 KKT system, and the pseudo-acceleration
+    started at ``a_0 = qdd(t_0 + Delta h)`` with ``Delta = alpha_m - alpha_f`` (Arnold & Bruls 2007: ``a_n``
+    approximates the acceleration at ``t_n + Delta h``; starting it at ``qdd(t_0)`` leaves a first-order
+    transient in the accelerations and multipliers, slow to die out for ``rho_inf`` near 1). ``qdd(t_0 + Delta
+    h) ~ qdd + Delta h dqdd/dt`` with the exact time derivative along the motion at fixed velocity (forward
+    mode through the KKT solve; the velocity term ``dqdd/dv . qdd`` is left out: through the damping forces it
+    carries the stiff modes' response, which the step does not resolve and which would make the start
+    diverge)."""
     t0 = jnp.asarray(t0, float)
-    (acc, lam), (jerk, _) = _along(lambda t, q: _kkt_accelerations(system, t, q, v0), t0, q0, v0)
+    (acc, lam), (jerk, _), forces = _along(lambda t, q: _kkt_accelerations(system, t, q, v0), t0, q0, v0,
+                                           has_aux=True)
     v0 = jnp.zeros_like(q0) if v0 is None else v0
-    return AlphaState(t0, q0, v0, acc, acc + (params.alpha_m - params.alpha_f) * h * jerk, lam)
+    return AlphaState(t0, q0, v0, acc, acc + (params.alpha_m - params.alpha_f) * h * jerk, lam), forces
 
 
 class Chord(eqx.Module):

@@ -124,7 +124,7 @@ def simulate_mast(mast: Mast, settings: Settings) -> Outcome:
     """Integrate the deployment from rest at the undeformed reference (pure; module docstring)."""
     params = AlphaParameters.from_spectral_radius(settings.rho_inf)
     y0 = reference_coordinates(mast)
-    state0 = consistent_state(mast, 0.0, y0, None, params, settings.step)  # from rest
+    state0, forces0 = consistent_state(mast, 0.0, y0, None, params, settings.step)  # from rest
     rotation = DriveRotation(mast.drive)
     # the inverse carries no derivative (generalized_alpha.iteration_matrix): its inputs are formed without one
     arrays, static = eqx.partition(mast, eqx.is_inexact_array)
@@ -143,7 +143,7 @@ def simulate_mast(mast: Mast, settings: Settings) -> Outcome:
     observe = _observe(mast)
     sol = alpha_solve(mast, matrix, params, settings.step, state0, settings.n_frames, settings.stride,
                       settings.iterations, observe, refactor, NEWTON_TOLERANCE)
-    first = observe(state0, mast.forces(0.0, y0, state0.v))
+    first = observe(state0, forces0)
     series = jax.tree.map(lambda a, rest: jnp.concatenate([a[None], rest]), first, sol.observed)
     h = settings.step
     n_steps = settings.n_frames * settings.stride
