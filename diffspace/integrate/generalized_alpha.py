@@ -37,7 +37,10 @@ that ratio. **Refactoring**: when the deformation (or a jump of the drive's acce
 tangent behind, so that a step's iteration ends with an estimated error above a tenth of its tolerance, the
 step is taken again from its start with ``S`` assembled and inverted there (the element tangents of the
 deformed structure and the constraints' second derivatives weighted by the multipliers) and twice the
-iterations; later steps keep the new inverse. A fixed number of iterations keeps the step a fixed computation: reverse-mode differentiation
+iterations; later steps keep the new inverse. The step and its retake share one traced chord iteration (a
+``lax.scan`` over three chunks of ``iterations`` corrections: the first with the carried matrix, the other two,
+run only for a retake, restarted with the fresh one), so the compiled program holds the residual and its
+solve once. A fixed number of iterations keeps the step a fixed computation: reverse-mode differentiation
 goes through the (``stop_gradient``-ed) inverse and the unrolled iterations, whose derivative converges
 to the implicit-function derivative as fast as the iterates converge.
 
@@ -266,12 +269,15 @@ def alpha_solve(system: AbstractConstrainedSystem, matrix: IterationMatrix, para
         """Chunk ``k`` of a step's iterations: 0 with the carried matrix; when that left too large an error,
         1 with the matrix refactored at the step's start and the iteration restarted, 2 continuing it."""
         matrix, iterate, again = carry
-        retake = again & (k == 1)
-        matrix = jax.lax.cond(retake, lambda: refactor(state), lambda: matrix)
-        iterate = jax.tree.map(lambda fresh, old: jnp.where(retake, fresh, old), Chord.start(state), iterate)
-        iterate = jax.lax.cond((k == 0) | again, lambda: chord(system, matrix, params, h, state, iterations, iterate),
-                               lambda: iterate)
-        return (matrix, iterate, again | ((k == 0) & too_large(iterate))), None
+
+        def run():
+            retake = k == 1
+            fresh = jax.lax.cond(retake, lambda: refactor(state), lambda: matrix)
+            start = jax.tree.map(lambda new, old: jnp.where(retake, new, old), Chord.start(state), iterate)
+            done = chord(system, fresh, params, h, state, iterations, start)
+            return fresh, done, again | ((k == 0) & too_large(done))
+
+        return jax.lax.cond((k == 0) | again, run, lambda: carry), None
 
     @jax.checkpoint
     def step(carry, _):
