@@ -100,14 +100,15 @@ def clamped_free_root(n: int) -> float:
     return _ROOTS[n - 1] if n <= len(_ROOTS) else (2 * n - 1) * np.pi / 2
 
 
-def mode_shape(xi: Float[Array, "..."], n: int) -> Float[Array, "..."]:
-    r"""``psi_n`` at ``xi = s / L`` (normalised: ``int_0^1 psi^2 dxi = 1``).
+def mode_shape(xi: Float[Array, "..."], n) -> Float[Array, "..."]:
+    r"""``psi_n`` at ``xi = s / L`` (normalised: ``int_0^1 psi^2 dxi = 1``); ``n`` an order or an array of
+    orders (then the result has ``n``'s axes first: all shapes in one traced evaluation).
 
     Written without the cancelling ``cosh - sigma sinh`` of the textbook form:
     ``cosh(z) - sigma sinh(z) = e^{z}(1 - sigma)/2 + e^{-z}(1 + sigma)/2`` with
     ``1 - sigma = (sin BL - cos BL - e^{-BL}) / (sinh BL + sin BL)``, so every term stays of order one.
     """
-    bl = clamped_free_root(n)
+    bl = np.vectorize(clamped_free_root)(n).reshape(np.shape(n) + (1,) * jnp.ndim(xi))
     denominator = np.sinh(bl) + np.sin(bl)
     sigma = (np.cosh(bl) + np.cos(bl)) / denominator
     one_minus_sigma = (np.sin(bl) - np.cos(bl) - np.exp(-bl)) / denominator
@@ -158,6 +159,10 @@ class ModalLink(eqx.Module):
         mu = self.mass / self.length
         return (2.0 * jnp.pi * self.frequency) ** 2 * mu * self.length**4 / clamped_free_root(1) ** 4
 
+    def shapes(self, s: Float[Array, "..."]) -> Float[Array, "k ..."]:
+        """Mass-normalised shapes ``phi_k(s)`` of all coordinates at distances ``s`` from the root."""
+        return mode_shape(s / self.length, np.array(self.orders)) / jnp.sqrt(self.mass)
+
     def shape(self, s: Float[Array, "..."], k: int) -> Float[Array, "..."]:
         """Mass-normalised shape ``phi_k(s)`` of coordinate ``k`` at distance ``s`` from the root."""
         return mode_shape(s / self.length, self.orders[k]) / jnp.sqrt(self.mass)
@@ -167,7 +172,7 @@ class ModalLink(eqx.Module):
         xi, weights = _gauss_legendre()
         s = self.length * jnp.asarray(xi)
         mu_ds = self.mass * jnp.asarray(weights)  # mu ds = (m / L) (L dxi)
-        shapes = jnp.stack([self.shape(s, k) for k in range(self.modes)])
+        shapes = self.shapes(s)
         points = self.root + s[:, None] * jnp.array([1.0, 0.0, 0.0])
         return shapes @ mu_ds, (shapes * mu_ds) @ points
 
@@ -231,7 +236,7 @@ class ModalLink(eqx.Module):
 
     def tip_deflection(self, eta: Float[Array, " k"]) -> Float[Array, "3"]:
         """Elastic displacement of the free end, body frame: ``sum_k phi_k(L) eta_k e_{d_k}``."""
-        tips = jnp.stack([self.shape(self.length, k) for k in range(self.modes)])
+        tips = self.shapes(self.length)
         return (tips * eta) @ jnp.asarray(self.directions)
 
     def tip_offset(self, eta: Float[Array, " k"]) -> Float[Array, "3"]:

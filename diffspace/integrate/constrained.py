@@ -159,9 +159,11 @@ def kkt_solve(mass, jacobian, force, gamma):
     return free - minv_jt @ lam, lam
 
 
-def constrained_accelerations(system: AbstractConstrainedSystem, t, q, w, stab: Stabilization):
-    """Accelerations ``w'`` and multipliers ``lambda`` (holonomic rows first, then the velocity rows)."""
-    rows = constraint_rows(system, t, q, w, stab)
+def constrained_accelerations(system: AbstractConstrainedSystem, t, q, w, stab: Stabilization,
+                              rows: ConstraintRows | None = None):
+    """Accelerations ``w'`` and multipliers ``lambda`` (holonomic rows first, then the velocity rows);
+    ``rows``: the :func:`constraint_rows` of this state when they are at hand."""
+    rows = constraint_rows(system, t, q, w, stab) if rows is None else rows
     return kkt_solve(system.mass_matrix(q), rows.jacobian, system.forces(t, q, w), rows.gamma)
 
 
@@ -177,10 +179,11 @@ def violation(system: AbstractConstrainedSystem, t, q, w) -> tuple[Float[Array, 
     t = _time(t)
     phi, phi_dot = jax.jvp(lambda qq, tt: system.constraints(tt, qq), (q, t), (system.rates(q, w), jnp.ones_like(t)))
     jac_a, target = system.linear_rows(t, q)
-    return _max_abs(phi), _max_abs(jnp.concatenate([phi_dot, jac_a @ w - target]))
+    return max_abs(phi), max_abs(jnp.concatenate([phi_dot, jac_a @ w - target]))
 
 
-def _max_abs(x: Float[Array, " r"]) -> Float[Array, ""]:
+def max_abs(x: Float[Array, " r"]) -> Float[Array, ""]:
+    """``max |x|`` (0 for no rows)."""
     return jnp.max(jnp.abs(x), initial=0.0)
 
 

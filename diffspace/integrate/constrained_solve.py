@@ -14,6 +14,8 @@ from .constrained import (
     AbstractConstrainedSystem,
     Stabilization,
     constrained_accelerations,
+    constraint_rows,
+    max_abs,
     violation,
     project_positions,
     project_velocities,
@@ -129,7 +131,7 @@ def solve_constrained(
     projected too, since output points fall inside steps where the dense output carries one step's drift).
     ``project_initial``: make ``(q0, w0)`` consistent first (otherwise an initial violation above
     ``consistency_tol`` gives ``NOT_CONVERGED``). ``multipliers``: also evaluate ``lambda`` at the saved
-    states (each option adds one more compiled copy of the constraint derivatives; see
+    states, with the violations from the same constraint rows (one more compiled copy of the constraint derivatives; see
     :func:`output_multipliers` to get them later). Gradients flow through Diffrax's
     ``RecursiveCheckpointAdjoint`` (bounded loops only). Pure: use under ``jit``/``vmap``/``grad``.
     """
@@ -157,8 +159,12 @@ def solve_constrained(
     q, w = sol.ys
     if stabilization.project:  # output points lie inside steps: project them as well
         q, w = jax.vmap(lambda t, qk, wk: _project(system, stabilization.iterations, t, (qk, wk)))(sol.ts, q, w)
-    position, velocity = jax.vmap(lambda t, qk, wk: violation(system, t, qk, wk))(sol.ts, q, w)
-    lam = output_multipliers(system, stabilization, sol.ts, q, w) if multipliers else None
+    if multipliers:  # violations and multipliers from one evaluation of the constraint rows
+        position, velocity, lam = jax.vmap(lambda t, qk, wk: _saved_rows(system, stabilization, t, qk, wk))(
+            sol.ts, q, w)
+    else:
+        position, velocity = jax.vmap(lambda t, qk, wk: violation(system, t, qk, wk))(sol.ts, q, w)
+        lam = None
     finite = jnp.all(jnp.isfinite(q)) & jnp.all(jnp.isfinite(w))
     status = first_failure(
         flag(sol.result != diffrax.RESULTS.successful, Status.SOLVER_FAILURE),
@@ -166,6 +172,13 @@ def solve_constrained(
         flag(~(position[0] <= consistency_tol), Status.NOT_CONVERGED),
     )
     return ConstrainedSolution(sol.ts, q, w, lam, position, velocity, sol.stats["num_steps"], status)
+
+
+def _saved_rows(system: AbstractConstrainedSystem, stabilization: Stabilization, t, q, w):
+    """``max |Phi|``, ``max |[Phi'; psi]|`` (as :func:`.constrained.violation`) and ``lambda`` at a saved state."""
+    rows = constraint_rows(system, t, q, w, stabilization)
+    lam = constrained_accelerations(system, t, q, w, stabilization, rows)[1]
+    return max_abs(rows.position), max_abs(rows.velocity), lam
 
 
 def output_multipliers(

@@ -37,7 +37,10 @@ that ratio. **Refactoring**: when the deformation (or a jump of the drive's acce
 tangent behind, so that a step's iteration ends with an estimated error above a tenth of its tolerance, the
 step is taken again from its start with ``S`` assembled and inverted there (the element tangents of the
 deformed structure and the constraints' second derivatives weighted by the multipliers) and twice the
-iterations; later steps keep the new inverse. A fixed number of iterations keeps the step a fixed computation: reverse-mode differentiation
+iterations; later steps keep the new inverse. The step and its retake share one traced chord iteration (a
+``lax.scan`` over three chunks of ``iterations`` corrections: the first with the carried matrix, the other two,
+run only for a retake, restarted with the fresh one), so the compiled program holds the residual and its
+solve once. A fixed number of iterations keeps the step a fixed computation: reverse-mode differentiation
 goes through the (``stop_gradient``-ed) inverse and the unrolled iterations, whose derivative converges
 to the implicit-function derivative as fast as the iterates converge.
 
@@ -48,6 +51,7 @@ frame.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Callable
 
 import equinox as eqx
@@ -133,41 +137,65 @@ def iteration_matrix(mass, stiffness, damping, jacobian, params: AlphaParameters
     return IterationMatrix(inverse, jnp.asarray(t_ref, float), mass.shape[0], rotation)
 
 
+def _along(f, t, q, v, has_aux: bool = False):
+    """``(f(t, q), df/dt)`` along the motion ``dq/dt = v`` (forward mode); ``v = None``: at rest, only ``t``
+    varies (nothing is traced for the velocity terms)."""
+    if v is None:
+        return jax.jvp(lambda tt: f(tt, q), (t,), (jnp.ones_like(t),), has_aux=has_aux)
+    return jax.jvp(f, (t, q), (jnp.ones_like(t), v), has_aux=has_aux)
+
+
 def _kkt_accelerations(system: AbstractConstrainedSystem, t, q, v):
-    """Accelerations and multipliers of ``[M G^T; G 0] [qdd; lambda] = [Q; -d^2 g/dt^2 |_{qdd = 0}]``."""
-    tangent = (v, jnp.ones_like(t))
-
-    def rate(qq, tt):
-        return jax.jvp(lambda a, b: system.constraints(b, a), (qq, tt), tangent)[1]
-
-    _, free_curvature = jax.jvp(rate, (q, t), tangent)
-    return kkt_solve(system.mass_matrix(q), constraint_jacobian(system, t, q), system.forces(t, q, v),
-                     -free_curvature)
+    """Accelerations and multipliers of ``[M G^T; G 0] [qdd; lambda] = [Q; -d^2 g/dt^2 |_{qdd = 0}]``
+    (``v = None``: at rest), and the applied forces ``Q``."""
+    rate = lambda tt, qq: _along(system.constraints, tt, qq, v)[1]  # noqa: E731
+    _, free_curvature = _along(rate, t, q, v)
+    forces = system.forces(t, q, jnp.zeros_like(q) if v is None else v)
+    return kkt_solve(system.mass_matrix(q), constraint_jacobian(system, t, q), forces, -free_curvature), forces
 
 
-def consistent_state(system: AbstractConstrainedSystem, t0, q0, v0, params: AlphaParameters, h) -> AlphaState:
-    """Initial state from ``q0``, ``v0`` (consistent with the constraints): accelerations and multipliers of
-    the index-1 KKT system, and the pseudo-acceleration started at ``a_0 = qdd(t_0 + Delta h)`` with
-    ``Delta = alpha_m - alpha_f`` (Arnold & Bruls 2007: ``a_n`` approximates the acceleration at ``t_n + Delta
-    h``; starting it at ``qdd(t_0)`` leaves a first-order transient in the accelerations and multipliers,
-    slow to die out for ``rho_inf`` near 1). ``qdd(t_0 + Delta h) ~ qdd + Delta h dqdd/dt`` with the exact
-    time derivative along the motion at fixed velocity (forward mode through the KKT solve; the velocity
-    term ``dqdd/dv . qdd`` is left out: through the damping forces it carries the stiff modes' response,
-    which the step does not resolve and which would make the start diverge)."""
+def consistent_state(system: AbstractConstrainedSystem, t0, q0, v0, params: AlphaParameters,
+                     h) -> tuple[AlphaState, Float[Array, " n"]]:
+    """Initial state from ``q0``, ``v0`` (consistent with the constraints; ``None``: at rest) and the applied
+    forces ``Q`` there: accelerations and multipliers of the index-1 KKT system, and the pseudo-acceleration
+    started at ``a_0 = qdd(t_0 + Delta h)`` with ``Delta = alpha_m - alpha_f`` (Arnold & Bruls 2007: ``a_n``
+    approximates the acceleration at ``t_n + Delta h``; starting it at ``qdd(t_0)`` leaves a first-order
+    transient in the accelerations and multipliers, slow to die out for ``rho_inf`` near 1). ``qdd(t_0 + Delta
+    h) ~ qdd + Delta h dqdd/dt`` with the exact time derivative along the motion at fixed velocity (forward
+    mode through the KKT solve; the velocity term ``dqdd/dv . qdd`` is left out: through the damping forces it
+    carries the stiff modes' response, which the step does not resolve and which would make the start
+    diverge)."""
     t0 = jnp.asarray(t0, float)
-    (acc, lam), (jerk, _) = jax.jvp(lambda t, q: _kkt_accelerations(system, t, q, v0), (t0, q0),
-                                    (jnp.ones_like(t0), v0))
-    return AlphaState(t0, q0, v0, acc, acc + (params.alpha_m - params.alpha_f) * h * jerk, lam)
+    (acc, lam), (jerk, _), forces = _along(lambda t, q: _kkt_accelerations(system, t, q, v0), t0, q0, v0,
+                                           has_aux=True)
+    v0 = jnp.zeros_like(q0) if v0 is None else v0
+    return AlphaState(t0, q0, v0, acc, acc + (params.alpha_m - params.alpha_f) * h * jerk, lam), forces
 
 
-def alpha_step(system: AbstractConstrainedSystem, matrix: IterationMatrix, params: AlphaParameters, h,
-               state: AlphaState, iterations: int):
-    """One step (module docstring); returns the new state, the estimated error of ``qdd`` (max norm, units of
-    ``qdd``) left after the last chord correction (its size times the observed contraction rate) and the
-    applied forces ``Q`` of the last iteration (at the end state up to that correction)."""
-    c_k, _ = params.coefficients(h)
-    t1 = state.t + h
-    mass = system.mass_matrix(state.q)
+class Chord(eqx.Module):
+    """The chord iteration's carry: accelerations, multipliers, the max norms of the last two corrections and
+    the applied forces ``Q`` of the last iteration."""
+
+    acc: Float[Array, " n"]
+    lam: Float[Array, " m"]
+    last: Float[Array, ""]
+    before: Float[Array, ""]
+    forces: Float[Array, " n"]
+
+    @classmethod
+    def start(cls, state: AlphaState) -> "Chord":
+        """From the step's start state (its accelerations and multipliers as the first guess)."""
+        return cls(state.acc, state.lam, jnp.zeros(()), jnp.zeros(()), jnp.zeros_like(state.q))
+
+    @property
+    def error(self) -> Float[Array, ""]:
+        """Error of ``qdd`` left after the last correction: its size times the observed contraction rate."""
+        return jnp.where(self.before > 0.0, self.last * self.last / jnp.where(self.before > 0.0, self.before, 1.0),
+                         self.last)
+
+
+def _predictor(params: AlphaParameters, h, state: AlphaState):
+    """``update(acc) = (q, v, a)`` at the end of the step as functions of its accelerations ``qdd_{n+1}``."""
     ratio = (1.0 - params.alpha_f) / (1.0 - params.alpha_m)
     a_known = (params.alpha_f * state.acc - params.alpha_m * state.a) / (1.0 - params.alpha_m)
     q_known = state.q + h * state.v + h**2 * ((0.5 - params.beta) * state.a + params.beta * a_known)
@@ -177,21 +205,31 @@ def alpha_step(system: AbstractConstrainedSystem, matrix: IterationMatrix, param
         a = a_known + ratio * acc
         return q_known + h**2 * params.beta * ratio * acc, v_known + h * params.gamma * ratio * acc, a
 
-    def iterate(carry, _):
-        acc, lam, previous, _, _ = carry
-        q, v, _ = update(acc)
+    return update
+
+
+def chord(system: AbstractConstrainedSystem, matrix: IterationMatrix, params: AlphaParameters, h,
+          state: AlphaState, iterations: int, carry: Chord) -> Chord:
+    """``iterations`` chord corrections of the step from ``state`` (module docstring), continuing ``carry``."""
+    c_k, _ = params.coefficients(h)
+    t1 = state.t + h
+    mass = system.mass_matrix(state.q)
+    update = _predictor(params, h, state)
+
+    def iterate(c: Chord, _):
+        q, v, _ = update(c.acc)
         g, g_vjp = jax.vjp(lambda qq: system.constraints(t1, qq), q)
         forces = system.forces(t1, q, v)
-        d_acc, d_lam = matrix.solve(t1, mass @ acc - forces + g_vjp(lam)[0], g / c_k)
-        acc = acc - d_acc
-        return (acc, lam - d_lam, jnp.max(jnp.abs(d_acc)), previous, forces), None
+        d_acc, d_lam = matrix.solve(t1, mass @ c.acc - forces + g_vjp(c.lam)[0], g / c_k)
+        return Chord(c.acc - d_acc, c.lam - d_lam, jnp.max(jnp.abs(d_acc)), c.last, forces), None
 
-    start = (state.acc, state.lam, jnp.zeros(()), jnp.zeros(()), jnp.zeros_like(state.q))
-    (acc, lam, last, before, forces), _ = jax.lax.scan(iterate, start, None, length=iterations)
-    q, v, a = update(acc)
-    # error left after the last correction ~ last * rate, with the contraction rate ~ last / before
-    error = jnp.where(before > 0.0, last * last / jnp.where(before > 0.0, before, 1.0), last)
-    return AlphaState(t1, q, v, acc, a, lam), error, forces
+    return jax.lax.scan(iterate, carry, None, length=iterations)[0]
+
+
+def end_state(params: AlphaParameters, h, state: AlphaState, carry: Chord) -> AlphaState:
+    """The state at the end of the step from ``state`` with the iterated accelerations and multipliers."""
+    q, v, a = _predictor(params, h, state)(carry.acc)
+    return AlphaState(state.t + h, q, v, carry.acc, a, carry.lam)
 
 
 REFACTOR_MARGIN = 0.1
@@ -202,7 +240,7 @@ error above this fraction of its tolerance (a safety margin: the error is an est
 class AlphaSolution(eqx.Module):
     """``frames``: the state after every frame (``n_frames``); ``observed``: ``observe(state, Q)`` after every
     step (leading axis ``n_frames * stride``); ``newton_error``: the estimated error of the accelerations left
-    by the chord iteration per step (:func:`alpha_step`); ``refactored``: per frame, whether the iteration
+    by the chord iteration per step (:attr:`Chord.error`); ``refactored``: per frame, whether the iteration
     matrix was formed again at its start."""
 
     frames: AlphaState
@@ -216,25 +254,42 @@ def alpha_solve(system: AbstractConstrainedSystem, matrix: IterationMatrix, para
                 observe: Callable | None = None,
                 refactor: Callable[[AlphaState], IterationMatrix] | None = None,
                 tolerance: float = 1e-5) -> AlphaSolution:
-    """``n_frames * stride`` fixed steps of :func:`alpha_step` (module docstring). With ``refactor`` (the
+    """``n_frames * stride`` fixed steps (module docstring), each :func:`chord` iterations from the step's start
+    and :func:`end_state`. With ``refactor`` (the
     iteration matrix at a state: the tangents assembled there), a step whose chord iteration left an estimated
     error above ``REFACTOR_MARGIN`` times ``tolerance`` times its largest acceleration is taken again from its
     start with the matrix formed there and twice the iterations; the following steps keep that matrix (a heavily deformed structure, or a jump of the drive's acceleration, leaves the reference
     tangent behind). Pure."""
     observe = observe or (lambda s, forces: ())
 
+    def too_large(carry: Chord):
+        return carry.error > REFACTOR_MARGIN * tolerance * jnp.max(jnp.abs(carry.acc))
+
+    def chunk(state: AlphaState, carry, k):
+        """Chunk ``k`` of a step's iterations: 0 with the carried matrix; when that left too large an error,
+        1 with the matrix refactored at the step's start and the iteration restarted, 2 continuing it."""
+        matrix, iterate, again = carry
+
+        def run():
+            retake = k == 1
+            fresh = jax.lax.cond(retake, lambda: refactor(state), lambda: matrix)
+            start = jax.tree.map(lambda new, old: jnp.where(retake, new, old), Chord.start(state), iterate)
+            done = chord(system, fresh, params, h, state, iterations, start)
+            return fresh, done, again | ((k == 0) & too_large(done))
+
+        return jax.lax.cond((k == 0) | again, run, lambda: carry), None
+
     @jax.checkpoint
     def step(carry, _):
         s, matrix = carry
-        new, error, forces = alpha_step(system, matrix, params, h, s, iterations)
-        again = error > REFACTOR_MARGIN * tolerance * jnp.max(jnp.abs(new.acc))
-        if refactor is not None:
-            def redo():
-                fresh = refactor(s)
-                return (fresh,) + alpha_step(system, fresh, params, h, s, 2 * iterations)
-
-            matrix, new, error, forces = jax.lax.cond(again, redo, lambda: (matrix, new, error, forces))
-        return (new, matrix), (observe(new, forces), error, again)
+        start = (matrix, Chord.start(s), jnp.zeros((), bool))
+        if refactor is None:
+            iterate = chord(system, matrix, params, h, s, iterations, start[1])
+            again = too_large(iterate)
+        else:  # one traced chord iteration serves the step and its retake (chunks 1 and 2: twice the iterations)
+            (matrix, iterate, again), _ = jax.lax.scan(partial(chunk, s), start, jnp.arange(3))
+        new = end_state(params, h, s, iterate)
+        return (new, matrix), (observe(new, iterate.forces), iterate.error, again)
 
     def frame(carry, _):
         carry, (observed, error, again) = jax.lax.scan(step, carry, None, length=stride)
@@ -250,10 +305,12 @@ __all__ = [
     "AlphaParameters",
     "AlphaSolution",
     "AlphaState",
+    "Chord",
     "IterationMatrix",
     "alpha_solve",
-    "alpha_step",
+    "chord",
     "consistent_state",
     "constraint_jacobian",
+    "end_state",
     "iteration_matrix",
 ]

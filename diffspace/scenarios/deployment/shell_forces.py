@@ -70,13 +70,15 @@ def _congruence(t, a_xx, a_xy, a_yy):
 
 def _curvilinear(t, dmat, w):
     """``C`` with ``(P_xx, P_xy, P_yy) = C (A_xx, A_xy, A_yy)`` (module docstring): the tensor ``P = T S T^T``
-    of the Cartesian resultant ``S = w D voigt(T^T A T)`` for each unit curvilinear strain; ``(3, 3, ...)``."""
-    columns = []
-    for a in np.eye(3):
+    of the Cartesian resultant ``S = w D voigt(T^T A T)`` for each unit curvilinear strain (mapped over the
+    three, traced once); ``(3, 3, ...)``."""
+
+    def column(a):
         x = _congruence(t, *a)
         s = w * jnp.einsum("ij,j...->i...", dmat, jnp.stack([x[0], x[2], 2.0 * x[1]]))  # Voigt [xx, yy, 2 xy]
-        columns.append(jnp.stack(_congruence(jnp.swapaxes(t, 0, 1), s[0], s[2], s[1])))
-    return jnp.stack(columns, axis=1)
+        return jnp.stack(_congruence(jnp.swapaxes(t, 0, 1), s[0], s[2], s[1]))
+
+    return jax.vmap(column, out_axes=1)(jnp.eye(3))
 
 
 class ShellPoints(eqx.Module):
@@ -101,8 +103,8 @@ class ShellPoints(eqx.Module):
         symmetric = lambda m: jnp.stack([m[..., 0, 0], m[..., 0, 1], m[..., 1, 1]]).swapaxes(1, 2)  # noqa: E731
         shapes = jnp.moveaxis(ref.shapes[0][:, 1:], 1, 0).reshape(-1, 12)  # rows (derivative, Gauss point)
         t, factor, mat = jnp.transpose(ref.transform, (2, 3, 1, 0)), ref.factor.T, shell.material
-        stiffness = jnp.stack([_curvilinear(t, mat.plane_stress(), w * factor)
-                               for w in (mat.thickness, mat.thickness**3 / 12.0)])
+        stiffness = jax.vmap(lambda w: _curvilinear(t, mat.plane_stress(), w * factor))(
+            jnp.stack([mat.thickness, mat.thickness**3 / 12.0]))
         return cls(shapes, shapes.T, tile(symmetric(ref.metric)), tile(symmetric(ref.second)), tile(stiffness),
                    mat.damping, shell.mesh.elements)
 
@@ -130,15 +132,17 @@ class ShellPoints(eqx.Module):
 
     def tangent(self, e, e_dot) -> tuple[Float[Array, "n 36 36"], Float[Array, "n 36 36"]]:
         """Element blocks of ``K = dF/de`` and ``C = dF/de_dot`` (rows and columns ``3 k + xyz``, the order of
-        :meth:`~diffspace.bodies.shell.ShellMesh.element_dofs`): one forward-mode product per element
-        coordinate, all elements at once (an element's forces depend on its own coordinates only)."""
+        :meth:`~diffspace.bodies.shell.ShellMesh.element_dofs`): the forces linearised once, then one product
+        per element coordinate, all elements at once (an element's forces depend on its own coordinates only)."""
         basis = jnp.eye(36).reshape(36, 12, 3, 1)
+        _, linear = jax.linearize(self.forces, e, e_dot)
+        zero = jnp.zeros_like(e)
 
-        def blocks(force, at):
-            columns = jax.vmap(lambda u: jax.jvp(force, (at,), (jnp.broadcast_to(u, at.shape),))[1])(basis)
+        def blocks(direction):
+            columns = jax.vmap(lambda u: direction(jnp.broadcast_to(u, e.shape)))(basis)
             return jnp.transpose(columns.reshape(36, 36, -1), (2, 1, 0))
 
-        return blocks(lambda x: self.forces(x, e_dot), e), blocks(lambda x: self.forces(e, x), e_dot)
+        return blocks(lambda u: linear(u, zero)), blocks(lambda u: linear(zero, u))
 
     def _strains(self, d, d_dot):
         """Unit normal ``(G, 3, n)``, ``|c|`` and the curvilinear strains with their Kelvin-Voigt rates,

@@ -124,22 +124,26 @@ def simulate_mast(mast: Mast, settings: Settings) -> Outcome:
     """Integrate the deployment from rest at the undeformed reference (pure; module docstring)."""
     params = AlphaParameters.from_spectral_radius(settings.rho_inf)
     y0 = reference_coordinates(mast)
-    jacobian = constraint_jacobian(mast, 0.0, y0)
-    state0 = consistent_state(mast, 0.0, y0, jnp.zeros_like(y0), params, settings.step)
-    stiffness = mast.reference_stiffness(y0)
+    state0, forces0 = consistent_state(mast, 0.0, y0, None, params, settings.step)  # from rest
     rotation = DriveRotation(mast.drive)
-    matrix = iteration_matrix(mast.mass, stiffness, mast.params.damping * stiffness, jacobian, params,
-                              settings.step, rotation)
+    # the inverse carries no derivative (generalized_alpha.iteration_matrix): its inputs are formed without one
+    arrays, static = eqx.partition(mast, eqx.is_inexact_array)
+    fixed = eqx.combine(jax.lax.stop_gradient(arrays), static)
+    reference = jax.lax.stop_gradient(y0)
+    stiffness = fixed.reference_stiffness(reference)
+    matrix = iteration_matrix(fixed.mass, stiffness, fixed.params.damping * stiffness,
+                              constraint_jacobian(fixed, 0.0, reference), params, settings.step, rotation)
 
     def refactor(state):  # the tangents where the mast is now: its deformation has left the reference behind
-        k, c = mast.tangent(state.t, state.q, state.v, state.lam)
-        return iteration_matrix(mast.mass, k, c, constraint_jacobian(mast, state.t, state.q), params,
+        state = jax.lax.stop_gradient(state)
+        k, c = fixed.tangent(state.t, state.q, state.v, state.lam)
+        return iteration_matrix(fixed.mass, k, c, constraint_jacobian(fixed, state.t, state.q), params,
                                 settings.step, rotation, t_ref=state.t)
 
     observe = _observe(mast)
     sol = alpha_solve(mast, matrix, params, settings.step, state0, settings.n_frames, settings.stride,
                       settings.iterations, observe, refactor, NEWTON_TOLERANCE)
-    first = observe(state0, mast.forces(0.0, y0, state0.v))
+    first = observe(state0, forces0)
     series = jax.tree.map(lambda a, rest: jnp.concatenate([a[None], rest]), first, sol.observed)
     h = settings.step
     n_steps = settings.n_frames * settings.stride

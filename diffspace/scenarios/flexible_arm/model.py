@@ -23,7 +23,7 @@ import numpy as np
 from jaxtyping import Array, Float
 
 from ...bodies import ModalLink, Multibody, RigidBodies, maximal_state, revolute_joints, rigid_bodies
-from ...core.dynamics import frame_pose
+from ...core.dynamics import base_pose, frame_pose
 from ...core.restricted import BaseMotion
 from ...integrate import ConstrainedSolution, Stabilization, Trajectory, simulate, solve_constrained
 from ...core.robot import LinkTree, Robot, build_robot
@@ -181,8 +181,8 @@ def maximal_motion(system: Multibody, robot: Robot, sol: ConstrainedSolution) ->
 def minimal_motion(robot: Robot, traj: Trajectory) -> Motion:
     """The same quantities from a minimal-coordinate trajectory."""
 
-    def at(q):
-        rot, _ = frame_pose(robot, q, "base")
+    def at(q):  # the base's pose is part of q: one kinematics pass, for the end effector
+        rot, _ = base_pose(q)
         return yaw(rot), frame_pose(robot, q, TIP)[1]
 
     base_angle, tip = jax.vmap(at)(traj.q)
