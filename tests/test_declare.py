@@ -96,7 +96,7 @@ def _declared_scenarios():
 
 
 def test_converted_scenarios_declare_their_parameters():
-    assert {"impact", "free_floating", "unilateral", "deployment", "flexible_arm"} <= set(_declared_scenarios())
+    assert {"ejection", "impact", "free_floating", "unilateral", "deployment", "flexible_arm"} <= set(_declared_scenarios())
 
 
 @pytest.mark.parametrize("config", CONFIGS, ids=lambda p: p.stem)

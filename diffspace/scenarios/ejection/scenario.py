@@ -31,10 +31,12 @@ import numpy as np
 from jaxtyping import Array, Float
 
 from ...actuation.friction import MODELS, JointFriction
-from ...io.config import Field, Schema
+from ...io.config import Field
 from ...core.robot import Robot
 from ...core.status import ConfigError
 from ..base import AbstractParams, AbstractScenario, FitData, Parameter
+from ..declare import declared
+from ..declare import from_config as params_from_config
 from ..robot_config import (ROBOT_FIELDS, SIMULATION_FIELDS, joint_column, joint_scales, joint_unit,
                             joint_values_from_config, joint_values_to_config, robot_from_config)
 from . import report
@@ -42,27 +44,22 @@ from .model import LIMIT_MODES, EjectionModel, equivalent_mass, plane_locked_joi
 from .outcome import EjectionOutcome, ejection_outcome
 from .paper import paper_ejection
 
-SCALAR_PARAMETERS = (
-    Parameter("ejection.spring_stiffness_N_m", 1.0, 1e6, "N/m", "spring_stiffness", log=True),
-    Parameter("ejection.spring_compression_m", 1e-4, 1.0, "m", "spring_compression", log=True),
-    Parameter("friction.static_N_m", 1e-3, 100.0, "N m", "static_torque", log=True),
-    Parameter("friction.coulomb_N_m", 1e-3, 100.0, "N m", "coulomb_torque", log=True),
-    Parameter("friction.viscous_N_m_s_rad", 1e-2, 100.0, "N m s/rad", "viscous", log=True),
-    Parameter("friction.smooth_velocity_rad_s", 1e-6, 1.0, "rad/s", "smooth_velocity", log=True),
-    Parameter("ejection.stop_restitution", 0.0, 1.0, "-", "stop_restitution"),
-)
 UNLIMITED_BOUNDS = {"deg": 180.0, "m": 1.0}  # design bounds of a joint without limits, +-, config units
 
 
 class EjectionParams(AbstractParams):
-    attitude: Float[Array, " n"]  # every joint of the robot [rad or m]
-    spring_stiffness: Float[Array, ""]
-    spring_compression: Float[Array, ""]
-    static_torque: Float[Array, ""]
-    coulomb_torque: Float[Array, ""]
-    viscous: Float[Array, ""]
-    smooth_velocity: Float[Array, ""]
-    stop_restitution: Float[Array, ""]
+    attitude: Float[Array, " n"]  # every joint of the robot [rad or m], from the named or given attitude
+    spring_stiffness: Float[Array, ""] = declared("ejection.spring_stiffness_N_m", 812.7, gt=0.0, design=(1.0, 1e6),
+                                                  log=True)
+    spring_compression: Float[Array, ""] = declared("ejection.spring_compression_m", 0.086, gt=0.0,
+                                                    design=(1e-4, 1.0), log=True)
+    static_torque: Float[Array, ""] = declared("friction.static_N_m", 4.0, min=0.0, design=(1e-3, 100.0), log=True)
+    coulomb_torque: Float[Array, ""] = declared("friction.coulomb_N_m", 2.0, min=0.0, design=(1e-3, 100.0), log=True)
+    viscous: Float[Array, ""] = declared("friction.viscous_N_m_s_rad", 5.4, min=0.0, design=(1e-2, 100.0), log=True)
+    smooth_velocity: Float[Array, ""] = declared("friction.smooth_velocity_rad_s", 1e-3, gt=0.0, design=(1e-6, 1.0),
+                                                 log=True)
+    stop_restitution: Float[Array, ""] = declared("ejection.stop_restitution", 0.0, min=0.0, max=1.0,
+                                                  design=(0.0, 1.0), help="rebound of a joint at its stop")
 
 
 class Settings(eqx.Module):
@@ -81,31 +78,24 @@ def _indices_check(value):
     return None if ok else "expected a list of 1-based joint indices"
 
 
-def _schema() -> Schema:
+def _config_fields() -> dict:
     simulation = dict(SIMULATION_FIELDS)
     simulation["max_segments"] = Field("int", 16, min=2, max=200, help="bound on hybrid events")
     simulation["max_steps"] = Field("int", 20_000, min=10)
-    return Schema({
+    return {
         "robot": ROBOT_FIELDS,
         "ejection": {
             "mode": Field("str", "plane", choices=("plane", "space")),
             "attitude": Field("any", "attitude_1", help="named attitude or joint angles [deg]"),
             "locked_joints": Field("any", None, check=_indices_check),
-            "spring_stiffness_N_m": Field("float", 812.7, gt=0.0),
-            "spring_compression_m": Field("float", 0.086, gt=0.0),
             "rail_axis": Field("floats", [0.0, 0.0, 1.0], length=3,
                                check=lambda v: None if np.linalg.norm(v) > 0 else "must be non-zero"),
             "method": Field("str", "full", choices=("full", "paper")),
             "limits": Field("str", "stop", choices=LIMIT_MODES,
                             help="joint limits: hard stops, flag the crossing in the status, or ignore them"),
-            "stop_restitution": Field("float", 0.0, min=0.0, max=1.0, help="rebound of a joint at its stop"),
         },
         "friction": {
             "model": Field("str", "hybrid", choices=MODELS),
-            "static_N_m": Field("float", 4.0, min=0.0),
-            "coulomb_N_m": Field("float", 2.0, min=0.0),
-            "viscous_N_m_s_rad": Field("float", 5.4, min=0.0),
-            "smooth_velocity_rad_s": Field("float", 1e-3, gt=0.0),
         },
         "simulation": simulation,
         "measurement": {
@@ -114,7 +104,7 @@ def _schema() -> Schema:
             "angle_std_deg": Field("float", 0.05, gt=0.0, help="encoder noise of revolute joint angle changes"),
             "travel_std_m": Field("float", 1e-4, gt=0.0, help="encoder noise of prismatic joint changes"),
         },
-    })
+    }
 
 
 class Ejection(AbstractScenario):
@@ -137,8 +127,8 @@ class Ejection(AbstractScenario):
     limits: str = eqx.field(static=True)
 
     @classmethod
-    def schema(cls) -> Schema:
-        return _schema()
+    def config_fields(cls) -> dict:
+        return _config_fields()
 
     @classmethod
     def from_config(cls, cfg: dict) -> "Ejection":
@@ -149,12 +139,8 @@ class Ejection(AbstractScenario):
         locked = _locked_joints(ej, robot.n_joints, plane_default)
         if fr["model"] == "hybrid" and fr["coulomb_N_m"] > fr["static_N_m"]:
             raise ConfigError("friction.coulomb_N_m: must not exceed friction.static_N_m for the hybrid model")
+        params = params_from_config(EjectionParams, cfg, attitude=jnp.asarray(coordinates, dtype=float))
         scalar = lambda x: jnp.asarray(x, dtype=float)  # noqa: E731
-        params = EjectionParams(
-            attitude=jnp.asarray(coordinates, dtype=float), spring_stiffness=scalar(ej["spring_stiffness_N_m"]),
-            spring_compression=scalar(ej["spring_compression_m"]), static_torque=scalar(fr["static_N_m"]),
-            coulomb_torque=scalar(fr["coulomb_N_m"]), viscous=scalar(fr["viscous_N_m_s_rad"]),
-            smooth_velocity=scalar(fr["smooth_velocity_rad_s"]), stop_restitution=scalar(ej["stop_restitution"]))
         settings = Settings(t_final=scalar(sim["t_final_s"]), rtol=scalar(sim["rtol"]), atol=scalar(sim["atol"]),
                             n_save=sim["n_save"], max_steps=sim["max_steps"], max_segments=sim["max_segments"])
         m = cfg["measurement"]
@@ -216,7 +202,7 @@ class Ejection(AbstractScenario):
         joints = tuple(Parameter(f"ejection.attitude[{i}]", lower, upper, joint_unit(robot, i), "attitude", index=i,
                                  help=f"joint {i + 1} ({robot.joint_names[i]})")
                        for i, (lower, upper) in enumerate(self.joint_bounds))
-        return joints + SCALAR_PARAMETERS
+        return joints + super().design_space()
 
     def metrics(self, params: EjectionParams) -> dict:
         outcome = self.simulate(params)
