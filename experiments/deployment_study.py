@@ -32,7 +32,7 @@ import numpy as np
 
 from diffspace.app.cli import main as cli_main
 from diffspace.bodies import natural
-from diffspace.integrate import Stabilization, solve_constrained
+from diffspace.integrate import SolverSettings, Stabilization, solve_constrained
 from diffspace.io.packaged import DATA_DIR
 from diffspace.io.results import plot_panels
 from diffspace.scenarios import load_scenario
@@ -131,8 +131,8 @@ def solver_comparison(horizon: float = 0.001) -> dict:
     y0 = reference_coordinates(mast)
     for name, solver in (("tsit5", diffrax.Tsit5()), ("kvaerno5", diffrax.Kvaerno5())):
         solve = jax.jit(lambda m, q: solve_constrained(m, q, jnp.zeros_like(q), horizon, Stabilization(),
-                                                       solver=solver, rtol=1e-6, atol=1e-9, n_save=2,
-                                                       max_steps=100_000))
+                                                       solver=solver,
+                                                       settings=SolverSettings(1e-6, 1e-9, n_save=2)))
         start = time.perf_counter()
         compiled = solve.lower(mast, y0).compile()
         compile_s = time.perf_counter() - start

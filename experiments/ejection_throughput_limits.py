@@ -29,6 +29,7 @@ import numpy as np
 
 from diffspace.app.bench.common import BenchConfig, timed_together
 from diffspace.app.bench.ejection import ejection_cases
+from diffspace.integrate import SolverSettings
 from diffspace.scenarios.ejection import FLIGHT, RAIL, simulate_ejection
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -42,8 +43,8 @@ def run_fn(model, horizon: float, max_segments: int, viscous: float):
     def run(angles, stiffness):
         m = eqx.tree_at(lambda mm: (mm.stiffness, mm.friction.viscous), model,
                         (stiffness, jnp.full(model.robot.n_joints, viscous)))
-        sol = simulate_ejection(m, angles, horizon, n_save=2, rtol=RTOL, atol=RTOL * 1e-2,
-                                max_segments=max_segments).solution
+        settings = SolverSettings(rtol=RTOL, atol=RTOL * 1e-2, n_save=2, max_steps=20_000, max_segments=max_segments)
+        sol = simulate_ejection(m, angles, horizon, settings).solution
         separated = jnp.any((sol.segment_mode_before.phase == RAIL) & (sol.segment_mode_after.phase == FLIGHT)
                             & sol.segment_event)
         return separated, sol.num_steps, jnp.sum(sol.segment_event) + 1

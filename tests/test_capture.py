@@ -5,6 +5,7 @@ base restriction, law, tolerances and approach parameters are data), so the suit
 """
 
 import copy
+import dataclasses
 import csv
 import json
 from pathlib import Path
@@ -16,6 +17,7 @@ import pytest
 
 from diffspace.app.cli import main
 from diffspace.contact import ContactLaw, simulate_impact
+from diffspace.contact.impact import IMPACT_SOLVER
 from diffspace.design import run_single, simulate_default
 from diffspace.io.config import validate
 from diffspace.scenarios.capture import Capture
@@ -44,7 +46,8 @@ def simulate(cfg: dict):
 
 def _impact(law, mass, speed):
     """The 1-D impact of the equivalent mass on a fixed support."""
-    return jax.jit(lambda: simulate_impact(law, mass, jnp.inf, speed, rtol=1e-12, atol=1e-14))()
+    return jax.jit(lambda: simulate_impact(law, mass, jnp.inf, speed,
+                                                settings=dataclasses.replace(IMPACT_SOLVER, rtol=1e-12, atol=1e-14)))()
 
 
 def _rel(after, before, scale=None):

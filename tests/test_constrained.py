@@ -14,7 +14,7 @@ from diffspace.core import spatial
 from diffspace.actuation import RestToRest
 from diffspace.bodies import WORLD, Anchor, JointAngle, Revolute, RigidBodies, Multibody, RigidState, Weld
 from diffspace.bodies import maximal_state, revolute_joints, rigid_bodies
-from diffspace.integrate import Stabilization, constrained_accelerations, simulate, solve_constrained
+from diffspace.integrate import SolverSettings, Stabilization, constrained_accelerations, simulate, solve_constrained
 from diffspace.core.robot import LinkTree, build_robot
 from diffspace.core.status import Status
 
@@ -50,7 +50,8 @@ def random_chain(seed: int = 0):
 def run(system, q0, w0, t_final, stab, rtol, atol, n_save: int, solver=None, multipliers=False):
     """One compiled program per system structure (arrays, tolerances and horizon are traced)."""
     return solve_constrained(
-        system, q0, w0, t_final, stab, solver=solver, rtol=rtol, atol=atol, n_save=n_save, multipliers=multipliers
+        system, q0, w0, t_final, stab, solver=solver, settings=SolverSettings(rtol, atol, n_save=n_save),
+        multipliers=multipliers
     )
 
 
@@ -74,13 +75,13 @@ class JointTorques(eqx.Module):
 def chain_errors(robot, q0, v0, amplitude):
     """Both formulations of a torque-driven free-floating chain over 2 s; their largest differences."""
     torque = lambda t, q, v: amplitude * jnp.sin(2.0 * jnp.pi * t)  # noqa: E731
-    reference = simulate(robot, q0, v0, 2.0, torque, rtol=1e-11, atol=1e-13, n_save=21)
+    reference = simulate(robot, q0, v0, 2.0, torque, settings=SolverSettings(rtol=1e-11, atol=1e-13, n_save=21))
     bodies, joints = rigid_bodies(robot), revolute_joints(robot)
     start = maximal_state(robot, q0, v0)
     momentum0 = bodies.momentum(start.q, start.w)
     system = Multibody(bodies, joints, JointTorques(bodies, joints, amplitude), momentum=momentum0)
-    sol = solve_constrained(system, start.q, start.w, 2.0, Stabilization(10.0, 10.0), rtol=1e-11, atol=1e-13,
-                            n_save=21, multipliers=True)
+    sol = solve_constrained(system, start.q, start.w, 2.0, Stabilization(10.0, 10.0),
+                            settings=SolverSettings(rtol=1e-11, atol=1e-13, n_save=21), multipliers=True)
     expected = jax.vmap(lambda q, v: maximal_state(robot, q, v))(reference.q, reference.v)
     got = jax.vmap(RigidState.from_flat)(sol.q, sol.w)
     angles = jax.vmap(lambda q: jnp.stack([j.angle(bodies.placements(q)) for j in joints]))(sol.q)

@@ -6,7 +6,9 @@ import pytest
 
 import diffspace as ds
 from diffspace.core.restricted import BaseMotion, restricted_dynamics
-from diffspace.integrate import simulate
+from diffspace.integrate import SolverSettings, simulate
+
+TIGHT = SolverSettings(rtol=1e-10, atol=1e-12, n_save=21)
 
 from .random_robots import write_random_robot
 
@@ -48,8 +50,8 @@ def test_planar_base_equals_in_plane_3d_motion(tmp_path):
     def torque(t, q, v):
         return 0.5 * jnp.sin(2 * t) * jnp.arange(1.0, 5.0)
 
-    free = simulate(robot, q0, v0, 2.0, torque, BaseMotion.free(), rtol=1e-10, atol=1e-12, n_save=21)
-    planar = simulate(robot, q0, v0, 2.0, torque, BaseMotion.planar((0.0, 1.0, 0.0)), rtol=1e-10, atol=1e-12, n_save=21)
+    free = simulate(robot, q0, v0, 2.0, torque, BaseMotion.free(), settings=TIGHT)
+    planar = simulate(robot, q0, v0, 2.0, torque, BaseMotion.planar((0.0, 1.0, 0.0)), settings=TIGHT)
     assert np.abs(free.q[:, 1]).max() < 1e-12  # the 3D motion stays in the x-z plane
     assert np.abs(free.q - planar.q).max() < 1e-8
     _, reaction = restricted_dynamics(robot, planar.q[-1], planar.v[-1], jnp.zeros(robot.nv), BaseMotion.planar())

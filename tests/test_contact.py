@@ -1,5 +1,6 @@
 """Contact force laws and the 1-D impact core against closed forms (Hertz, restitution relations, energy)."""
 
+import dataclasses
 import math
 
 import jax
@@ -18,10 +19,11 @@ from diffspace.contact import (
     restitution_closed_form,
     simulate_impact,
 )
+from diffspace.contact.impact import IMPACT_SOLVER
 
 # Tight solver tolerance for the closed-form checks: the scaled state is O(1), so rtol = 1e-11 leaves
 # ~1e-9 relative error in event times and velocities; the assertions below allow 1e-7.
-TOL = dict(rtol=1e-11, atol=1e-13)
+TOL = dict(settings=dataclasses.replace(IMPACT_SOLVER, rtol=1e-11, atol=1e-13))
 HC_FAMILY = [law for law in CHI_LAWS if law != "hertz"]
 FIELDS = {"separated": "separated", "max_indentation_m": "max_indentation", "peak_force_N": "peak_force",
           "contact_duration_s": "contact_duration", "restitution": "restitution",

@@ -77,6 +77,7 @@ import pytest
 import diffspace as ds
 from diffspace.core.restricted import BaseMotion, restricted_dynamics
 from diffspace.actuation.friction import JointFriction
+from diffspace.integrate import SolverSettings
 from diffspace.scenarios.ejection import FLIGHT, RAIL, EjectionModel, simulate_ejection
 from diffspace.core.spatial import quat_to_rotation
 
@@ -108,7 +109,8 @@ def plane_robot(attitude: str):
 @jax.jit
 def our_separation(model: EjectionModel, angles):
     """Separation time, rail velocity and joint angles of our hybrid simulation (tight tolerances)."""
-    sol = simulate_ejection(model, angles, T_FINAL, n_save=2, rtol=1e-10, atol=1e-12).solution
+    settings = SolverSettings(rtol=1e-10, atol=1e-12, n_save=2, max_steps=20_000)
+    sol = simulate_ejection(model, angles, T_FINAL, settings).solution
     hit = (sol.segment_mode_before.phase == RAIL) & (sol.segment_mode_after.phase == FLIGHT) & sol.segment_event
     i = jnp.argmax(hit)
     return sol.segment_end[i], model.rail_axis @ sol.segment_y.v[i, :3], sol.segment_y.q[i, 7:], jnp.any(hit)

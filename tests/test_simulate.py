@@ -10,11 +10,12 @@ import numpy as np
 import pytest
 
 import diffspace as ds
-from diffspace.integrate import AbstractHybridSystem, simulate
+from diffspace.integrate import AbstractHybridSystem, SolverSettings, simulate
 
 from .random_robots import write_random_robot
 
-RTOL, ATOL = 1e-12, 1e-13  # momentum is checked to 1e-9 relative: integrate well below that
+SETTINGS = SolverSettings(rtol=1e-12, atol=1e-13, n_save=51, max_steps=200_000)  # momentum is checked to 1e-9
+# relative: integrate well below that
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +41,7 @@ def test_momentum_conserved_with_internal_torques(robot):
     def torque(t, q, v):
         return jnp.sin(3.0 * t) * jnp.arange(1.0, n + 1) - 0.3 * v[6:]
 
-    traj = simulate(robot, q0, v0, 5.0, torque, rtol=RTOL, atol=ATOL, n_save=51, max_steps=200_000)
+    traj = simulate(robot, q0, v0, 5.0, torque, settings=SETTINGS)
     mom = _momenta(robot, traj)
     assert np.abs(mom - mom[0]).max() < 1e-9 * np.abs(mom[0]).max()
     assert np.abs(traj.q[-1, 7:] - q0[7:]).max() > 0.1  # the joints really moved
@@ -48,7 +49,7 @@ def test_momentum_conserved_with_internal_torques(robot):
 
 def test_energy_conserved_without_torques(robot):
     q0, v0 = _initial(robot)
-    traj = simulate(robot, q0, v0, 5.0, rtol=RTOL, atol=ATOL, n_save=51, max_steps=200_000)
+    traj = simulate(robot, q0, v0, 5.0, settings=SETTINGS)
     energy = np.asarray(jax.vmap(lambda q, v: ds.kinetic_energy(robot, q, v))(traj.q, traj.v))
     mom = _momenta(robot, traj)
     assert np.abs(energy - energy[0]).max() < 1e-9 * energy[0]
@@ -62,7 +63,8 @@ def test_gradient_wrt_link_mass_and_joint_rate(robot):
     @jax.jit
     def final_angle(mass_scale, rate):
         scaled = eqx.tree_at(lambda r: r.mass, robot, robot.mass.at[2].multiply(mass_scale))
-        traj = simulate(scaled, q0, v0.at[7].set(rate), 1.0, rtol=1e-11, atol=1e-12, n_save=2, max_steps=2048)
+        traj = simulate(scaled, q0, v0.at[7].set(rate), 1.0,
+                        settings=SolverSettings(rtol=1e-11, atol=1e-12, n_save=2, max_steps=2048))
         return traj.q[-1, 8] + 0.5 * traj.q[-1, 0]
 
     x = (1.0, float(v0[7]))
@@ -139,8 +141,8 @@ def _bouncing_ball(drop_height, gravity, wall, restitution, t_final=1.2, adjoint
     from diffspace.integrate import hybrid_solve
 
     system = _BouncingBall(jnp.asarray(gravity), jnp.asarray(wall), jnp.asarray(restitution))
-    sol = hybrid_solve(system, jnp.stack([drop_height, 0.0]), jnp.asarray(0), t_final, n_save=5, max_segments=4,
-                       adjoint=adjoint)
+    sol = hybrid_solve(system, jnp.stack([drop_height, 0.0]), jnp.asarray(0), t_final,
+                       SolverSettings(n_save=5, max_steps=20_000, max_segments=4), adjoint=adjoint)
     return jnp.stack([sol.segment_end[0], sol.segment_end[1], sol.final_y[0], sol.final_y[1]])
 
 
@@ -226,7 +228,7 @@ def _spring_wall(speed, rtol=1e-10, adjoint=None):
     from diffspace.integrate import hybrid_solve
 
     sol = hybrid_solve(_SpringWall(jnp.asarray(speed)), jnp.stack([-_WALL_DISTANCE, speed]), jnp.zeros(3), _T_FINAL,
-                       n_save=5, rtol=rtol, atol=rtol, max_segments=5, dtmax=0.5, adjoint=adjoint)
+                       SolverSettings(rtol, rtol, n_save=5, max_steps=20_000, max_segments=5), dtmax=0.5, adjoint=adjoint)
     return jnp.stack([sol.final_mode[1], sol.final_mode[2], sol.final_y[0], sol.final_y[1]])
 
 

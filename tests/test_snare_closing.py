@@ -19,13 +19,13 @@ from diffspace.app.cli import main
 from diffspace.scenarios import load_scenario
 from diffspace.scenarios import snare_closing as sc
 from diffspace.core.status import ConfigError, Status
-from diffspace.integrate import fixed_step_solve
+from diffspace.integrate import SolverSettings, fixed_step_solve
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "configs" / "snare_closing.toml"
 FAST = ["rope.n_sections=8", "rope.axial_rigidity_N=5000"]
-SETTINGS = dict(rtol=1e-9, atol=1e-12, n_save=200, max_steps=200_000)
-SOLVE = eqx.filter_jit(lambda model, y0, t_end: sc.closing_solve(model, y0, t_end, **SETTINGS))
+SETTINGS = SolverSettings(rtol=1e-9, atol=1e-12, n_save=200, max_steps=200_000)
+SOLVE = eqx.filter_jit(lambda model, y0, t_end: sc.closing_solve(model, y0, t_end, SETTINGS))
 FAR = jnp.array([1.0, 0.0])  # shaft outside the ring: no contact possible
 
 

@@ -53,7 +53,7 @@ import jax.numpy as jnp
 from jaxtyping import Array, Bool, Float, Int
 
 from ..actuation.friction import JointFriction
-from ..integrate import EXTREMUM_MARGIN, AbstractHybridSystem, hybrid_solve
+from ..integrate import EXTREMUM_MARGIN, AbstractHybridSystem, SolverSettings, hybrid_solve
 from ..core.status import Status, first_failure, flag
 from .forces import AbstractContactLaw
 
@@ -293,6 +293,10 @@ def _settle_coulomb(system: ImpactSystem, y, mode, tol):
     return y, eqx.tree_at(lambda m: m.slip, mode, slip)
 
 
+IMPACT_SOLVER = SolverSettings(rtol=1e-10, atol=1e-12, n_save=200, max_steps=4096, max_segments=12)
+"""Default solver settings of :func:`simulate_impact` (tolerances on the scaled state)."""
+
+
 def reference_indentation(law: AbstractContactLaw, mass, speed) -> Array:
     """Undamped maximum indentation ``((n + 1) m v^2 / (2 k))^(1/(n+1))`` [m] (energy balance, paper Eq. (7))."""
     n = law.exponent
@@ -300,11 +304,11 @@ def reference_indentation(law: AbstractContactLaw, mass, speed) -> Array:
 
 
 def simulate_impact(law: AbstractContactLaw, mass1, mass2, approach_speed, gap=0.0, t_max=10.0,
-                    friction: ImpactFriction | None = None, *, rtol: float = 1e-10, atol: float = 1e-12,
-                    max_steps: int = 4096, max_segments: int = 12, n_save: int = 200,
+                    friction: ImpactFriction | None = None, *, settings: SolverSettings = IMPACT_SOLVER,
                     adjoint=None) -> ImpactOutcome:
     """Simulate one impact (pure; jit/vmap/grad). ``mass2 = inf``: body 2 is a fixed support. ``gap`` [m] at
-    ``t = 0`` (0: first touch at ``t = 0``), ``t_max`` [s] horizon, ``rtol``/``atol`` on the scaled state."""
+    ``t = 0`` (0: first touch at ``t = 0``), ``t_max`` [s] horizon, ``settings``: tolerances on the scaled state, ``n_save`` saved times around the
+    contact, budgets."""
     friction = ImpactFriction(jnp.zeros(()), jnp.zeros(()), jnp.ones(())) if friction is None else friction
     mass = jnp.stack([jnp.asarray(mass1, float), jnp.asarray(mass2, float)])
     v_a, gap = jnp.asarray(approach_speed, float), jnp.asarray(gap, float)
@@ -313,13 +317,12 @@ def simulate_impact(law: AbstractContactLaw, mass1, mass2, approach_speed, gap=0
     system = ImpactSystem(law, mass, friction, gap, d_ref, v_a)
     t_ref = system.t_ref
     touch_guess = gap / v_a / t_ref
-    save = jnp.clip(touch_guess + jnp.linspace(-0.5, 8.0, n_save), 0.0, t_max / t_ref)
+    save = jnp.clip(touch_guess + jnp.linspace(-0.5, 8.0, settings.n_save), 0.0, t_max / t_ref)
     y0 = jnp.zeros(7).at[1].set(1.0)
     mode0 = ImpactMode(phase=jnp.asarray(APPROACH), loading=jnp.asarray(False), compressing=jnp.asarray(False),
                        slip=jnp.array([1, 0]), impact_speed=jnp.zeros(()), bound=jnp.asarray(False))
     y0, mode0 = system.transition(0.0, y0, mode0)
-    sol = hybrid_solve(system, y0, mode0, t_max / t_ref, rtol=rtol, atol=atol, max_steps=max_steps,
-                       max_segments=max_segments, save_times=save, adjoint=adjoint)
+    sol = hybrid_solve(system, y0, mode0, t_max / t_ref, settings, save_times=save, adjoint=adjoint)
     return _outcome(system, sol, mode0)
 
 
@@ -392,7 +395,9 @@ def _outcome(system: ImpactSystem, sol, mode0: ImpactMode) -> ImpactOutcome:
 def _restitutions(laws: AbstractContactLaw, rtol: float, atol: float) -> Array:
     def one(law):
         # heavy damping (e ~ 1/chi) makes the rebound creep: long horizon
-        out = simulate_impact(law, 1.0, jnp.inf, 1.0, t_max=1e4, rtol=rtol, atol=atol, n_save=2)
+        settings = SolverSettings(rtol, atol, n_save=2, max_steps=IMPACT_SOLVER.max_steps,
+                                  max_segments=IMPACT_SOLVER.max_segments)
+        out = simulate_impact(law, 1.0, jnp.inf, 1.0, t_max=1e4, settings=settings)
         return jnp.where(out.separated, out.restitution, jnp.nan)
 
     return jax.vmap(one)(laws)

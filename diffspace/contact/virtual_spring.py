@@ -15,11 +15,13 @@ and the dynamic contact of a striking mass ``m`` with the rope is the 1-D impact
 
 from __future__ import annotations
 
+import dataclasses
+
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
 from .forces import AbstractContactLaw
-from .impact import ImpactOutcome, simulate_impact
+from .impact import IMPACT_SOLVER, ImpactOutcome, simulate_impact
 
 
 class VirtualSpringLaw(AbstractContactLaw):
@@ -94,7 +96,8 @@ def virtual_impact(coefficients, damping, mass, speed, *, t_max=None, n_save: in
     ``status`` is ``NO_EVENT`` if the mass has not rebounded by then. Pure (jit/vmap/grad)."""
     law = VirtualSpringLaw.for_impact(coefficients, damping, mass, speed)
     t_max = 20.0 * linear_contact_time(mass, law.stiffness) if t_max is None else t_max
-    return simulate_impact(law, mass, jnp.inf, speed, 0.0, t_max, n_save=n_save, adjoint=adjoint)
+    settings = dataclasses.replace(IMPACT_SOLVER, n_save=n_save)
+    return simulate_impact(law, mass, jnp.inf, speed, 0.0, t_max, settings=settings, adjoint=adjoint)
 
 
 def fit_polynomial(depths, forces, degree: int, weights=None) -> Float[Array, " p"]:

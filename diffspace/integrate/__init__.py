@@ -1,7 +1,8 @@
 """Diffrax drivers: free floating-base motion, hybrid (event-driven) systems with their event root finder and
 neutral events, fixed-step solves (:mod:`~diffspace.integrate.fixed_step`), and
-constrained (index-1 + Baumgarte + projection) dynamics in any coordinates; the differentiation mode of every
-solve (:mod:`~diffspace.integrate.adjoint`)."""
+constrained (index-1 + Baumgarte + projection) dynamics in any coordinates, smooth ODEs
+(:func:`~diffspace.integrate.smooth.solve_smooth`); one :class:`~diffspace.integrate.settings.SolverSettings` for
+all of them; the differentiation mode of every solve (:mod:`~diffspace.integrate.adjoint`)."""
 
 from .adjoint import DIFFERENTIATION, adjoint_for, solve_adjoint
 from .constrained import (
@@ -22,6 +23,8 @@ from .fixed_step import FixedStepSolution, StepMap, fixed_step_solve
 from .free import Trajectory, check_result, simulate
 from .hybrid import EXTREMUM_MARGIN, AbstractHybridSystem, HybridSolution, hybrid_solve
 from .neutral import neutral_event
+from .settings import SolverSettings
+from .smooth import solve_smooth
 
 __all__ = [
     "DIFFERENTIATION",
@@ -35,6 +38,7 @@ __all__ = [
     "ProjectedSolver",
     "EventRootFinder",
     "Stabilization",
+    "SolverSettings",
     "StepMap",
     "Trajectory",
     "check_result",
@@ -52,5 +56,6 @@ __all__ = [
     "simulate",
     "solve_adjoint",
     "solve_constrained",
+    "solve_smooth",
     "violation",
 ]

@@ -20,7 +20,8 @@ from .constrained import (
     project_positions,
     project_velocities,
 )
-from .adjoint import solve_adjoint
+from .settings import SolverSettings
+from .smooth import solve_smooth
 
 
 class ConstrainedSolution(eqx.Module):
@@ -114,20 +115,17 @@ def solve_constrained(
     t_final: float,
     stabilization: Stabilization = Stabilization(),
     solver: diffrax.AbstractSolver | None = None,
-    rtol: float = 1e-8,
-    atol: float = 1e-10,
-    n_save: int = 201,
-    max_steps: int = 100_000,
+    settings: SolverSettings = SolverSettings(n_save=201),
     consistency_tol: float = 1e-9,
     dtmax: float | None = None,
     project_initial: bool = False,
     multipliers: bool = False,
     adjoint: diffrax.AbstractAdjoint | None = None,
 ) -> ConstrainedSolution:
-    """Integrate the constrained system from ``(q0, w0)`` to ``t_final``; states saved at ``n_save`` times.
+    """Integrate the constrained system from ``(q0, w0)`` to ``t_final``; states saved at ``settings.n_save`` times.
 
-    ``solver``: any Diffrax ODE solver (default Tsit5; Kvaerno5 for stiff systems), with a PID step-size
-    controller; wrapped in :class:`ProjectedSolver` when ``stabilization.project`` (the saved states are then
+    ``solver``: any Diffrax ODE solver (default Tsit5; Kvaerno5 for stiff systems), with the PID step-size
+    controller of ``settings`` (:func:`~diffspace.integrate.smooth.solve_smooth`); wrapped in :class:`ProjectedSolver` when ``stabilization.project`` (the saved states are then
     projected too, since output points fall inside steps where the dense output carries one step's drift).
     ``project_initial``: make ``(q0, w0)`` consistent first (otherwise an initial violation above
     ``consistency_tol`` gives ``NOT_CONVERGED``). ``multipliers``: also evaluate ``lambda`` at the saved
@@ -142,20 +140,7 @@ def solve_constrained(
     solver = solver or diffrax.Tsit5()
     if stabilization.project:
         solver = ProjectedSolver(solver)
-    sol = diffrax.diffeqsolve(
-        diffrax.ODETerm(_vector_field),
-        solver,
-        t0=0.0,
-        t1=t_final,
-        dt0=None,
-        y0=y0,
-        args=args,
-        saveat=diffrax.SaveAt(ts=jnp.linspace(0.0, t_final, n_save)),
-        stepsize_controller=diffrax.PIDController(rtol=rtol, atol=atol, dtmax=dtmax),
-        max_steps=max_steps,
-        throw=False,
-        adjoint=solve_adjoint(adjoint),
-    )
+    sol = solve_smooth(_vector_field, y0, t_final, settings, args=args, solver=solver, dtmax=dtmax, adjoint=adjoint)
     q, w = sol.ys
     if stabilization.project:  # output points lie inside steps: project them as well
         q, w = jax.vmap(lambda t, qk, wk: _project(system, stabilization.iterations, t, (qk, wk)))(sol.ts, q, w)

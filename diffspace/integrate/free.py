@@ -13,7 +13,8 @@ from ..core.dynamics import configuration_derivative
 from ..core.restricted import BaseMotion, restricted_dynamics
 from ..core.robot import Robot
 from ..core.status import SolverFailure, Status, flag
-from .adjoint import solve_adjoint
+from .settings import SolverSettings
+from .smooth import solve_smooth
 
 
 class Trajectory(eqx.Module):
@@ -35,17 +36,15 @@ def simulate(
     torque: Callable | None = None,
     base_motion: BaseMotion | None = None,
     solver: diffrax.AbstractSolver | None = None,
-    rtol: float = 1e-8,
-    atol: float = 1e-10,
-    n_save: int = 201,
-    max_steps: int = 100_000,
+    settings: SolverSettings = SolverSettings(n_save=201),
     progress: bool = False,
     adjoint: diffrax.AbstractAdjoint | None = None,
 ) -> Trajectory:
     """Integrate ``H(q) dv/dt + b(q, v) = [0; tau(t, q, v)]`` with ``dq/dt`` from the free-flyer kinematics.
 
     ``torque(t, q, v)`` returns the ``n`` joint torques (default zero). ``base_motion`` restricts the base
-    (default free). The default solver is Tsit5 with a PID step-size controller; the quaternion norm is
+    (default free). ``settings``: tolerances, saved points and step budget. The default solver is Tsit5 with a
+    PID step-size controller (:func:`~diffspace.integrate.smooth.solve_smooth`); the quaternion norm is
     held by the stabilising term of :func:`~diffspace.core.dynamics.configuration_derivative`. Reverse-mode
     gradients go through ``RecursiveCheckpointAdjoint``. An unfinished run has ``status = SOLVER_FAILURE``;
     called outside ``jit`` it raises :class:`~diffspace.core.status.SolverFailure` instead.
@@ -60,21 +59,8 @@ def simulate(
         accel, _ = restricted_dynamics(robot, q, v, tau, base_motion)
         return configuration_derivative(q, v), accel
 
-    ts = jnp.linspace(0.0, t_final, n_save)
-    sol = diffrax.diffeqsolve(
-        diffrax.ODETerm(vector_field),
-        solver or diffrax.Tsit5(),
-        t0=0.0,
-        t1=t_final,
-        dt0=None,
-        y0=(jnp.asarray(q0, dtype=float), base_motion.project(jnp.asarray(v0, dtype=float))),
-        saveat=diffrax.SaveAt(ts=ts),
-        stepsize_controller=diffrax.PIDController(rtol=rtol, atol=atol),
-        max_steps=max_steps,
-        throw=False,
-        adjoint=solve_adjoint(adjoint),
-        progress_meter=diffrax.TqdmProgressMeter() if progress else diffrax.NoProgressMeter(),
-    )
+    y0 = (jnp.asarray(q0, dtype=float), base_motion.project(jnp.asarray(v0, dtype=float)))
+    sol = solve_smooth(vector_field, y0, t_final, settings, solver=solver, adjoint=adjoint, progress=progress)
     check_result(sol.result, "free-floating motion")
     status = flag(sol.result != diffrax.RESULTS.successful, Status.SOLVER_FAILURE)
     return Trajectory(sol.ts, sol.ys[0], sol.ys[1], sol.stats["num_steps"], status)

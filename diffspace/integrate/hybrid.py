@@ -15,6 +15,7 @@ from jaxtyping import Array
 from ..core.status import Status
 from .event_root import EventRootFinder
 from .adjoint import solve_adjoint
+from .settings import SolverSettings
 
 
 EXTREMUM_MARGIN = 1e-9
@@ -142,12 +143,8 @@ def hybrid_solve(
     y0,
     mode0,
     t_final: float,
-    n_save: int = 301,
+    settings: SolverSettings = SolverSettings(max_steps=20_000),
     solver: diffrax.AbstractSolver | None = None,
-    rtol: float = 1e-8,
-    atol: float = 1e-10,
-    max_steps: int = 20_000,
-    max_segments: int = 16,
     dtmax: float | None = None,
     save_times=None,
     adjoint: diffrax.AbstractAdjoint | None = None,
@@ -159,9 +156,10 @@ def hybrid_solve(
     output inside the step's sign bracket by a derivative-free false-position search,
     ``diffspace.integrate.event_root.EventRootFinder``; the event time is differentiable by the implicit
     function theorem); ``system.transition`` gives the state and mode the next segment starts from.
-    Segments are iterated by ``lax.scan`` over ``max_segments`` (a bounded, reverse-differentiable loop; a
-    finished run turns the remaining segments into zero-length solves). The state is saved at ``n_save`` equally
-    spaced times of ``[0, t_final]``, or at ``save_times`` (sorted, in ``[0, t_final]``; may be traced).
+    Segments are iterated by ``lax.scan`` over ``settings.max_segments`` (a bounded, reverse-differentiable loop;
+    a finished run turns the remaining segments into zero-length solves). The state is saved at
+    ``settings.n_save`` equally spaced times of ``[0, t_final]``, or at ``save_times`` (sorted, in
+    ``[0, t_final]``; may be traced).
     A condition should be positive when its segment starts: Diffrax detects a condition falling from positive to
     zero or below, so one that starts at or below zero and falls is never seen, and inside the minimum it hides
     every other condition. A run whose last segment reaches ``t_final`` with a condition below zero sets the
@@ -174,13 +172,10 @@ def hybrid_solve(
         y0: Initial state (a PyTree of arrays).
         mode0: Initial mode (a PyTree of arrays).
         t_final: End time (the system's time unit, usually s).
-        n_save: Number of equally spaced output times (ignored when ``save_times`` is given).
+        settings: Tolerances of the step-size controller, number of equally spaced output times (ignored when
+            ``save_times`` is given), step budget of each segment's solve, and the bound on the number of
+            segments (events + 1; a run that needs more ends with status ``EVENT_BUDGET``).
         solver: Diffrax solver; default ``diffrax.Tsit5()``.
-        rtol: Relative tolerance of the adaptive step-size controller.
-        atol: Absolute tolerance of the adaptive step-size controller.
-        max_steps: Step budget of each segment's solve.
-        max_segments: Bound on the number of segments (events + 1); a run that needs more ends with status
-            ``EVENT_BUDGET``.
         dtmax: Largest step, or ``None`` for no bound.
         save_times: Output times, sorted, in ``[0, t_final]``, shape ``(n_save,)``; may be traced.
         adjoint: How the solves are differentiated
@@ -190,7 +185,7 @@ def hybrid_solve(
     Returns:
         The solution on the output grid with the per-segment record and the run's status.
     """
-    grid = jnp.linspace(0.0, t_final, n_save) if save_times is None else jnp.asarray(save_times, dtype=float)
+    grid = jnp.linspace(0.0, t_final, settings.n_save) if save_times is None else jnp.asarray(save_times, dtype=float)
     n_save = grid.shape[0]
     def first_condition(t, y, args, **kwargs):  # one event: cheaper to trace than one per condition
         values = [jnp.asarray(c, dtype=float) for c in system.conditions(t, y, args, kwargs["t0"])]  # args: mode
@@ -198,7 +193,7 @@ def hybrid_solve(
         return values[0] if len(values) == 1 else jnp.min(jnp.stack(values))
 
     events = diffrax.Event(first_condition, root_finder=EventRootFinder(rtol=1e-12, atol=1e-12), direction=False)
-    controller = diffrax.PIDController(rtol=rtol, atol=atol, dtmax=dtmax)
+    controller = settings.controller(dtmax)
     term = diffrax.ODETerm(lambda t, y, mode: system.vector_field(t, y, mode))
     solver = solver or diffrax.Tsit5()
     # NaN until a segment covers it: the output of a run that stopped early ends where it stopped
@@ -211,7 +206,7 @@ def hybrid_solve(
         sol = diffrax.diffeqsolve(
             term, solver, t0=t_start, t1=t_stop, dt0=None, y0=y, args=mode,
             saveat=diffrax.SaveAt(subs=[diffrax.SubSaveAt(ts=jnp.clip(grid, t_start, t_stop)), diffrax.SubSaveAt(t1=True)]),
-            stepsize_controller=controller, event=events, max_steps=max_steps, throw=False,
+            stepsize_controller=controller, event=events, max_steps=settings.max_steps, throw=False,
             adjoint=solve_adjoint(adjoint),
         )
         grid_ys, (t_end_arr, end_ys) = sol.ys[0], (sol.ts[1], sol.ys[1])
@@ -240,7 +235,7 @@ def hybrid_solve(
     floats, others = eqx.partition((jnp.asarray(0.0), y0, mode0, ys_init), eqx.is_inexact_array)
     t0, y0, mode0, ys_init = eqx.combine(dense_tangents(floats), others)
     init = (t0, y0, mode0, jnp.asarray(False), jnp.asarray(0), ys_init, jnp.asarray(0))
-    starts = (jnp.arange(max_segments + initial_transition) == 0) & initial_transition
+    starts = (jnp.arange(settings.max_segments + initial_transition) == 0) & initial_transition
     (t, y, mode, done, status, ys, steps), logs = lax.scan(segment, init, starts)
     if initial_transition:
         logs = jax.tree_util.tree_map(lambda x: x[1:], logs)

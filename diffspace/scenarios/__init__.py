@@ -15,8 +15,9 @@ from pathlib import Path
 from ..io.config import apply_overrides, read_toml, validate
 from ..core.status import ConfigError
 from .base import AbstractOutcome, AbstractParams, AbstractScenario, FitData, Parameter
-from .declare import declared
+from .declare import Declaration, declared
 from .declare import from_config as params_from_config
+from .robot_config import simulation_fields, solver_settings
 
 # read by the design commands, not by the scenario
 COMMAND_SECTIONS = ("sweep", "montecarlo", "optimize", "fit", "study")
@@ -104,6 +105,7 @@ __all__ = [
     "AbstractOutcome",
     "AbstractParams",
     "AbstractScenario",
+    "Declaration",
     "FitData",
     "Parameter",
     "declared",
@@ -112,4 +114,6 @@ __all__ = [
     "resolve_config",
     "scenario_class",
     "scenario_name",
+    "simulation_fields",
+    "solver_settings",
 ]

@@ -17,6 +17,9 @@ and from that one [`Declaration`][diffspace.scenarios.declare.Declaration] come
   sets; one per element ``key[i]`` for a list), whose ``read``/``write`` convert with the same unit,
 * the docs' config tables (built from the schema).
 
+A key that two scenarios share (the capture's approach speed, struck through a snare or a rigid target) is one
+module-level ``Declaration`` that both params Modules name: ``declared(APPROACH_SPEED)``.
+
 A leaf holding a params Module of its own is walked too (its leaves are reached as ``"mast.young"``). A leaf
 without a declaration is not read from the config by itself: the scenario's ``from_config`` passes it (a value
 derived from several keys, a robot's joint list), as it may for a declared leaf whose value another key can
@@ -28,6 +31,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import typing
+from collections.abc import Callable
 
 import equinox as eqx
 import jax.numpy as jnp
@@ -44,28 +48,32 @@ class Declaration:
     Attributes:
         key: The config key, ``"section.name_unit"`` (``"impact.approach_speed_m_s"``).
         default: Default, config units; a tuple declares a list of that many numbers.
-        design: ``(lower, upper)`` bounds of the design variable, config units; ``None``: not a design variable.
+        design: ``(lower, upper)`` bounds of the design variable, config units; for a list key, one pair for every
+            element or a tuple of pairs, one per element; ``None``: not a design variable.
         log: Optimisers and fits work with ``log(value)``.
         integer: An integer (a design variable of sweeps only, e.g. a rope node).
         unit: The config unit's label in the unit table; ``None``: the unit the key's suffix names (none: ``"-"``).
         gt: Values must exceed this (config units).
         min: Values must be at least this.
         max: Values must be at most this.
+        check: Another check of the value: returns an error text or ``None``.
         help: What the key is (the config docs).
-        label: The design variable's name in plots and tables (``""``: derived from the key).
+        label: The design variable's name in plots and tables (``""``: derived from the key); for a list key, a
+            tuple gives each element its own.
     """
 
     key: str
     default: float | int | tuple[float, ...]
-    design: tuple[float, float] | None = None
+    design: tuple[float, float] | tuple[tuple[float, float], ...] | None = None
     log: bool = False
     integer: bool = False
     unit: str | None = None
     gt: float | None = None
     min: float | None = None
     max: float | None = None
+    check: Callable[[typing.Any], str | None] | None = None
     help: str = ""
-    label: str = ""
+    label: str | tuple[str, ...] = ""
 
     @property
     def unit_label(self) -> str:
@@ -81,7 +89,8 @@ class Declaration:
         """The config schema's field of the key."""
         kind = "int" if self.integer else "float" if self.length is None else "floats"
         default = list(self.default) if self.length is not None else self.default
-        return Field(kind, default, min=self.min, gt=self.gt, max=self.max, length=self.length, help=self.help)
+        return Field(kind, default, min=self.min, gt=self.gt, max=self.max, length=self.length, check=self.check,
+                     help=self.help)
 
     def value(self, cfg: dict):
         """The leaf's value from a validated config: an array in SI (an integer array for an integer key)."""
@@ -94,15 +103,25 @@ class Declaration:
         """The design variables of this key (one per element of a list), setting the params leaf ``leaf``."""
         if self.design is None:
             return ()
-        common = dict(unit=self.unit_label, field=leaf, log=self.log, integer=self.integer, help=self.label)
+        common = dict(unit=self.unit_label, field=leaf, log=self.log, integer=self.integer)
         if self.length is None:
-            return (Parameter(self.key, *self.design, **common),)
-        return tuple(Parameter(f"{self.key}[{i}]", *self.design, index=i, **common) for i in range(self.length))
+            return (Parameter(self.key, *self.design, help=self.label, **common),)
+        per_element = lambda value: value if isinstance(value[0], tuple) else (value,) * self.length  # noqa: E731
+        bounds = per_element(self.design)
+        labels = self.label if isinstance(self.label, tuple) else (self.label,) * self.length
+        return tuple(Parameter(f"{self.key}[{i}]", *bounds[i], index=i, help=labels[i], **common)
+                     for i in range(self.length))
 
 
-def declared(key: str, default, **options) -> typing.Any:
+def declared(key: str | Declaration, default=None, **options) -> typing.Any:
     """A params Module's field whose value comes from the config key ``key``
-    ([`Declaration`][diffspace.scenarios.declare.Declaration]; ``options`` are its other attributes). A list default (``[0.0, 0.0]``) declares a list key of that length."""
+    ([`Declaration`][diffspace.scenarios.declare.Declaration]; ``options`` are its other attributes). A list
+    default (``[0.0, 0.0]``) declares a list key of that length. ``key`` may be a shared ``Declaration`` instead
+    (then nothing else is given)."""
+    if isinstance(key, Declaration):
+        if default is not None or options:
+            raise TypeError(f"declared({key.key!r}): a shared Declaration takes no other arguments")
+        return eqx.field(metadata={"declaration": key})
     if isinstance(default, list):
         default = tuple(default)
     return eqx.field(metadata={"declaration": Declaration(key, default, **options)})

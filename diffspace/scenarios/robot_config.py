@@ -10,17 +10,34 @@ from ..io.config import Field
 from ..core.status import ConfigError
 from ..io import load_robot
 from ..io.units import key_suffix, to_si
+from ..integrate.settings import SolverSettings
 
 ROBOT_FIELDS = {"path": Field("path", required=True, help="URDF or TOML robot; root link = floating base")}
 
-SIMULATION_FIELDS = {
-    "t_final_s": Field("float", 3.0, gt=0.0),
-    "rtol": Field("float", 1e-8, gt=0.0, max=1e-2),
-    "atol": Field("float", 1e-10, gt=0.0, max=1e-2),
-    "n_save": Field("int", 301, min=2, max=100_000),
-    "max_steps": Field("int", 100_000, min=10),
-    "progress": Field("bool", False),
-}
+
+def simulation_fields(defaults: SolverSettings, *, t_final_s: float | None = None, segments: bool = False,
+                      min_save: int = 2, **extra: Field) -> dict[str, Field]:
+    """A scenario's ``[simulation]`` table: its horizon ``t_final_s`` [s] (when it has one there), the
+    [`SolverSettings`][diffspace.integrate.settings.SolverSettings] keys with the scenario's ``defaults``
+    (``max_segments`` only for a hybrid solve, ``segments``; at least ``min_save`` saved states where its outputs
+    need a resolved record), and the scenario's own keys ``extra``."""
+    horizon = {} if t_final_s is None else {"t_final_s": Field("float", t_final_s, gt=0.0)}
+    fields = {
+        "rtol": Field("float", float(defaults.rtol), gt=0.0, max=1e-2, help="relative tolerance of the step control"),
+        "atol": Field("float", float(defaults.atol), gt=0.0, max=1e-2, help="absolute tolerance of the step control"),
+        "n_save": Field("int", defaults.n_save, min=min_save, max=100_000, help="saved states, equally spaced"),
+        "max_steps": Field("int", defaults.max_steps, min=10, help="step budget (of each hybrid segment)"),
+    }
+    if segments:
+        fields["max_segments"] = Field("int", defaults.max_segments, min=2, max=200,
+                                       help="bound on hybrid segments (events + 1)")
+    return horizon | fields | extra
+
+
+def solver_settings(sim: dict) -> SolverSettings:
+    """The solver settings of a validated ``[simulation]`` table (`simulation_fields`)."""
+    keys = ("rtol", "atol", "n_save", "max_steps", "max_segments")
+    return SolverSettings(**{key: sim[key] for key in keys if key in sim})
 
 
 def robot_from_config(cfg: dict):
@@ -46,7 +63,7 @@ def joint_effort_unit(robot, joint: int) -> str:
 
 
 def joint_scales(robot) -> np.ndarray:
-    """Per joint, the factor from its config unit (:func:`joint_unit`) to SI: pi/180 for revolute joints
+    """Per joint, the factor from its config unit (`joint_unit`) to SI: pi/180 for revolute joints
     (degrees), 1 for prismatic joints (metres)."""
     return np.array([to_si(joint_unit(robot, j)) for j in range(robot.n_joints)], dtype=float)
 
@@ -91,7 +108,7 @@ def joint_columns(robot, coordinates, joints) -> dict[str, np.ndarray]:
 
 
 def joint_panels(robot, columns: dict, joints) -> list[tuple[str, dict]]:
-    """Plot panels of :func:`joint_columns`: revolute angles [deg] and prismatic travels [m] apart."""
+    """Plot panels of `joint_columns`: revolute angles [deg] and prismatic travels [m] apart."""
     panels = []
     for unit, label in (("deg", "revolute joint angle [deg]"), ("m", "prismatic joint travel [m]")):
         curves = {f"joint {j + 1}": columns[joint_column(robot, j)] for j in joints if joint_unit(robot, j) == unit}

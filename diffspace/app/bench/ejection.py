@@ -68,6 +68,7 @@ def ejection_separation_fn(model, horizon: float, max_segments: int):
     import equinox as eqx
     import jax.numpy as jnp
 
+    from ...integrate import SolverSettings
     from ...scenarios.ejection import FLIGHT, RAIL, simulate_ejection
 
     n = model.robot.n_joints
@@ -76,9 +77,8 @@ def ejection_separation_fn(model, horizon: float, max_segments: int):
         m = eqx.tree_at(
             lambda mm: (mm.stiffness, mm.friction.viscous), model, (stiffness, jnp.broadcast_to(viscous, (n,)))
         )
-        sol = simulate_ejection(
-            m, angles, horizon, n_save=2, rtol=rtol, atol=rtol * 1e-2, max_segments=max_segments
-        ).solution
+        settings = SolverSettings(rtol=rtol, atol=rtol * 1e-2, n_save=2, max_steps=20_000, max_segments=max_segments)
+        sol = simulate_ejection(m, angles, horizon, settings).solution
         hit = (sol.segment_mode_before.phase == RAIL) & (sol.segment_mode_after.phase == FLIGHT) & sol.segment_event
         i = jnp.argmax(hit)
         ok = jnp.any(hit) & (sol.status != 1)

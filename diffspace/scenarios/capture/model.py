@@ -63,7 +63,8 @@ from ...core.dynamics import (
 )
 from ...core.restricted import BaseMotion, masked_solve
 from ...core.robot import Robot, joint_transforms
-from ...integrate import EXTREMUM_MARGIN, AbstractHybridSystem, HybridSolution, hybrid_solve, neutral_event
+from ...integrate import (EXTREMUM_MARGIN, AbstractHybridSystem, HybridSolution, SolverSettings, hybrid_solve,
+                          neutral_event)
 
 APPROACH, LOADING, UNLOADING, SEPARATED = 0, 1, 2, 3
 PHASE_NAMES = ("approach", "loading", "unloading", "separated")
@@ -338,14 +339,13 @@ def reference_scales(model: CaptureModel, y0, closing_speed):
     return jax.lax.stop_gradient(jnp.stack([d_ref, closing_speed]))
 
 
-def simulate_capture(model: CaptureModel, y0, t_final, n_save: int = 301, rtol: float = 1e-10,
-                     atol: float = 1e-12, max_steps: int = 20_000, max_segments: int = 8, dtmax=None,
+def simulate_capture(model: CaptureModel, y0, t_final, settings: SolverSettings, dtmax=None,
                      adjoint=None) -> HybridSolution:
-    """One capture simulation from ``y0`` (pure; jit it). ``model.scales`` must be set.
+    """One capture simulation from ``y0`` over ``[0, t_final]`` with the solver ``settings`` (pure; jit it).
+    ``model.scales`` must be set.
 
     ``dtmax`` bounds the step: force-free flight has zero local error, so without a bound the controller
     grows the step tenfold per step and can jump over (or deep into) the target before the touch event is
     checked; a quarter of the approach time keeps the sign change of the indentation inside a step on
     which it is monotonic (contact steps are far smaller anyway)."""
-    return hybrid_solve(model, y0, ContactMode.initial(), t_final, n_save=n_save, rtol=rtol, atol=atol,
-                        max_steps=max_steps, max_segments=max_segments, dtmax=dtmax, adjoint=adjoint)
+    return hybrid_solve(model, y0, ContactMode.initial(), t_final, settings, dtmax=dtmax, adjoint=adjoint)

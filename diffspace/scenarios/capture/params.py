@@ -5,41 +5,38 @@ from __future__ import annotations
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
-from ..base import AbstractParams, Parameter
+from ..declare import Declaration, declared
+from ..parameter import AbstractParams
+from .placement import TABLE4_COM, TABLE4_INERTIA, angles_check
 
-APPROACH_PARAMETERS = (
-    Parameter("capture.approach_speed_m_s", 1e-4, 10.0, "m/s", "approach_speed", log=True),
-    Parameter("capture.approach_angles_deg[0]", -89.0, 89.0, "deg", "approach_angles", index=0),
-    Parameter("capture.approach_angles_deg[1]", -89.0, 89.0, "deg", "approach_angles", index=1),
-)
-CONTACT_PARAMETERS = (
-    Parameter("contact.stiffness_N_m_n", 1e3, 1e13, "N/mⁿ", "stiffness", log=True),
-    Parameter("contact.restitution_c", 1e-3, 1.0, "-", "restitution"),
-    Parameter("contact.exponent", 0.5, 3.0, "-", "exponent"),
-)
-
+APPROACH_SPEED = Declaration("capture.approach_speed_m_s", 0.05, gt=0.0, design=(1e-4, 10.0), log=True,
+                             help="relative speed of the approach")
+APPROACH_ANGLES = Declaration("capture.approach_angles_deg", (0.0, 0.0), design=(-89.0, 89.0), check=angles_check,
+                              help="approach direction from the surface normal towards t1 and t2")
+"""The approach: one declaration each, shared with the snare strike of the capture arm."""
 
 INERTIA_NAMES = ("Ixx", "Iyy", "Izz", "Ixy", "Iyz", "Izx")
-TARGET_PARAMETERS = (
-    Parameter("target.mass_kg", 1e-3, 1e6, "kg", "target_mass", log=True),
-    *(Parameter(f"target.com_m[{i}]", -10.0, 10.0, "m", "target_com", index=i) for i in range(3)),
-    *(Parameter(f"target.inertia_kg_m2[{i}]", 0.0 if i < 3 else -1e6, 1e6, "kg m²", "target_inertia", index=i,
-                help=f"{INERTIA_NAMES[i]} about the centre of mass, target frame") for i in range(6)),
-)
-"""The target's mass properties as continuous parameters: the target is the scenario's own body. A set that is
-not physical (inertia not positive definite or against the triangle inequality) fails its run with status
-``out_of_range`` (:func:`physical_target`)."""
 
 
 class CaptureParams(AbstractParams):
-    approach_speed: Float[Array, ""]
-    approach_angles: Float[Array, "2"]  # rad
-    stiffness: Float[Array, ""]
-    restitution: Float[Array, ""]
-    exponent: Float[Array, ""]
-    target_mass: Float[Array, ""]  # kg
-    target_com: Float[Array, "3"]  # centre of mass in the target frame [m]
-    target_inertia: Float[Array, "6"]  # Ixx, Iyy, Izz, Ixy, Iyz, Izx about the centre of mass [kg m^2] (config order)
+    """The approach, the contact law and the target's mass properties. The target is the scenario's own body: a
+    mass set that is not physical (inertia not positive definite or against the triangle inequality) fails its
+    run with status ``out_of_range`` (:func:`physical_target`)."""
+
+    approach_speed: Float[Array, ""] = declared(APPROACH_SPEED)
+    approach_angles: Float[Array, "2"] = declared(APPROACH_ANGLES)  # rad
+    stiffness: Float[Array, ""] = declared("contact.stiffness_N_m_n", 1.491e7, gt=0.0, design=(1e3, 1e13), log=True,
+                                           help="k (air-table fit with per-body Coulomb friction)")
+    restitution: Float[Array, ""] = declared("contact.restitution_c", 0.608, gt=0.0, max=1.0, design=(1e-3, 1.0),
+                                             help="input restitution c of the law (experiments/impact_validation.py)")
+    exponent: Float[Array, ""] = declared("contact.exponent", 1.5, gt=0.0, max=5.0, design=(0.5, 3.0), help="n")
+    target_mass: Float[Array, ""] = declared("target.mass_kg", 41.7, gt=0.0, design=(1e-3, 1e6), log=True)
+    target_com: Float[Array, "3"] = declared("target.com_m", tuple(TABLE4_COM), design=(-10.0, 10.0),
+                                             help="centre of mass in the target frame")
+    target_inertia: Float[Array, "6"] = declared(
+        "target.inertia_kg_m2", tuple(TABLE4_INERTIA), design=((0.0, 1e6),) * 3 + ((-1e6, 1e6),) * 3,
+        help="Ixx, Iyy, Izz, Ixy, Iyz, Izx about the centre of mass, target frame",
+        label=tuple(f"{name} about the centre of mass, target frame" for name in INERTIA_NAMES))
 
 
 def inertia_tensor(moments: Float[Array, "6"], product_sign: float) -> Float[Array, "3 3"]:

@@ -180,7 +180,7 @@ def diagnose(case, result) -> str:
     if status == Status.SOLVER_FAILURE:
         return f"the ODE solver failed in phase '{phase}' (simulation.max_steps reached or the step size collapsed)"
     if status == Status.EVENT_BUDGET:
-        return f"more contact events than simulation.max_segments = {case.settings[2]} (in phase '{phase}')"
+        return f"more contact events than simulation.max_segments = {case.solver.max_segments} (in phase '{phase}')"
     if status == Status.NO_EVENT:
         return f"the contact never separates: still in phase '{phase}' at simulation.t_final_s = {t_final:g} s"
     if status == Status.OUT_OF_RANGE and float(result.min_margin) >= 0:

@@ -41,23 +41,27 @@ import jax.numpy as jnp
 from jaxtyping import Array, Float
 
 from ...contact import LAWS, ChiLaw, ContactLaw
-from ...io.config import Field, Schema
+from ...io.config import Field
 from ...core.robot import Robot
 from ...core.spatial import quat_to_rotation
 from ...core.status import Status, first_failure, flag
-from ..base import AbstractScenario, Parameter
-from ..robot_config import ROBOT_FIELDS
+from ...integrate import SolverSettings
+from ..base import AbstractScenario
+from ..robot_config import ROBOT_FIELDS, simulation_fields
 from . import placement as pl
 from . import report
 from .model import CaptureModel, reference_scales, simulate_capture
 from .outcome import OUTCOMES, CaptureOutcome, capture_outcome
-from .params import (APPROACH_PARAMETERS, CONTACT_PARAMETERS, TARGET_PARAMETERS, CaptureParams, approach_direction,
-                     inertia_tensor, physical_target)
+from .params import CaptureParams, approach_direction, inertia_tensor, physical_target
 from .setup import capture_fields
 
-def _schema() -> Schema:
+SOLVER = SolverSettings(rtol=1e-10, atol=1e-12, n_save=1201, max_steps=20_000, max_segments=8)
+"""Defaults of ``[simulation]``."""
+
+
+def _config_fields() -> dict:
     pos = dict(gt=0.0)
-    return Schema({
+    return {
         "robot": ROBOT_FIELDS,
         "arm": {
             "attitude": Field("any", "attitude_1", help="named attitude or joint angles [deg]"),
@@ -70,9 +74,6 @@ def _schema() -> Schema:
             "tip_radius_m": Field("float", 0.015, **pos),
         },
         "target": {
-            "mass_kg": Field("float", 41.7, **pos),
-            "com_m": Field("floats", pl.TABLE4_COM, length=3),
-            "inertia_kg_m2": Field("floats", pl.TABLE4_INERTIA, length=6),
             "product_convention": Field("str", "tensor", choices=("tensor", "negated")),
             "surface": Field("str", "shaft", choices=("shaft", "plane")),
             "surface_point_m": Field("floats", [0.0, 0.0, 0.0], length=3),
@@ -83,8 +84,6 @@ def _schema() -> Schema:
             "orientation": Field("any", "rod_axis", check=pl.orientation_check),
         },
         "capture": {
-            "approach_speed_m_s": Field("float", 0.05, **pos),
-            "approach_angles_deg": Field("floats", [0.0, 0.0], length=2, check=pl.angles_check),
             "initial_gap_m": Field("float", 0.005, **pos),
             "moving": Field("str", "arm", choices=("arm", "target")),
             "capture_speed_m_s": Field("float", 0.01, min=0.0,
@@ -94,23 +93,13 @@ def _schema() -> Schema:
         "contact": {
             "law": Field("str", "zhiying_qishao", choices=LAWS),
             "stiffness_source": Field("str", "value", choices=("value", "hertz")),
-            "stiffness_N_m_n": Field("float", 1.491e7, **pos),  # air-table fit with per-body Coulomb friction
-            "exponent": Field("float", 1.5, gt=0.0, max=5.0),
-            "restitution_c": Field("float", 0.608, gt=0.0, max=1.0),  # (experiments/impact_validation.py)
             "youngs1_Pa": Field("float", 2.06e11, **pos),
             "poisson1": Field("float", 0.3, gt=-1.0, max=0.5),
             "youngs2_Pa": Field("float", 2.06e11, **pos),
             "poisson2": Field("float", 0.3, gt=-1.0, max=0.5),
         },
-        "simulation": {
-            "t_final_s": Field("float", 0.3, **pos),
-            "rtol": Field("float", 1e-10, gt=0.0, max=1e-3),
-            "atol": Field("float", 1e-12, gt=0.0, max=1e-3),
-            "n_save": Field("int", 1201, min=2, max=100_000),
-            "max_steps": Field("int", 20_000, min=64),
-            "max_segments": Field("int", 8, min=4, max=64),
-        },
-    })
+        "simulation": simulation_fields(SOLVER, t_final_s=0.3, segments=True),
+    }
 
 
 class Capture(AbstractScenario):
@@ -128,19 +117,18 @@ class Capture(AbstractScenario):
     target_quat0: Float[Array, "4"]
     basis: Float[Array, "3 3"]  # columns n0, t1, t2 in the target frame
     t_final: Float[Array, ""]
-    tolerances: Float[Array, "2"]  # rtol, atol: data (no recompile)
+    solver: SolverSettings
     gap: Float[Array, ""]
     capture_speed: Float[Array, ""]  # separation speed up to which the mechanism holds the target [m/s]
     moving_target: Float[Array, ""]  # 1: the target moves, 0: the arm moves
     held: tuple[int, ...] = eqx.field(static=True)  # 0-based joints held by their drives
     merged: bool = eqx.field(static=True)
-    settings: tuple[int, int, int] = eqx.field(static=True)  # n_save, max_steps, max_segments
     law_name: str = eqx.field(static=True)
     product_sign: float = eqx.field(static=True, default=1.0)  # -1: target.product_convention = "negated"
 
     @classmethod
-    def schema(cls) -> Schema:
-        return _schema()
+    def config_fields(cls) -> dict:
+        return _config_fields()
 
     @classmethod
     def from_config(cls, cfg: dict) -> "Capture":
@@ -175,10 +163,8 @@ class Capture(AbstractScenario):
         closing = jax.lax.stop_gradient(jnp.maximum(closing, 1e-6))
         model = self.target_model(params)
         model = eqx.tree_at(lambda m: m.scales, model, reference_scales(model, y0, closing))
-        n_save, max_steps, max_segments = self.settings
         dtmax = jax.lax.stop_gradient(0.25 * self.gap / closing)
-        sol = simulate_capture(model, y0, self.t_final, n_save, self.tolerances[0], self.tolerances[1], max_steps,
-                               max_segments, dtmax, adjoint=self.adjoint)
+        sol = simulate_capture(model, y0, self.t_final, self.solver, dtmax, adjoint=self.adjoint)
         outcome = capture_outcome(model, y0, sol, self.capture_speed)
         unphysical = flag(~physical_target(model.target_mass, model.target_inertia), Status.OUT_OF_RANGE)
         return eqx.tree_at(lambda o: o.status, outcome, first_failure(unphysical, outcome.status))
@@ -189,9 +175,6 @@ class Capture(AbstractScenario):
         return self.model.effective_masses(y0)
 
     # ------------------------------------------------------------------ design
-    def design_space(self) -> tuple[Parameter, ...]:
-        return APPROACH_PARAMETERS + CONTACT_PARAMETERS + TARGET_PARAMETERS
-
     def metrics(self, params: CaptureParams) -> dict:
         out = self.simulate(params)
         return {"status": out.status, "outcome": out.outcome, "peak_force_N": out.peak_force, "impulse_N_s": out.impulse,

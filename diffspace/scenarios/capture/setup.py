@@ -9,10 +9,11 @@ from ...core.dynamics import center_of_mass, frame_pose
 from ...core.restricted import BaseMotion
 from ...core.spatial import quat_to_rotation, rotation_to_quat
 from ...core.status import ConfigError
-from ..robot_config import joint_values_from_config, robot_from_config
+from ..robot_config import joint_values_from_config, robot_from_config, solver_settings
 from . import placement as pl
 from .model import CaptureModel
-from .params import CaptureParams, approach_direction
+from ..declare import from_config as params_from_config
+from .params import APPROACH_ANGLES, CaptureParams, approach_direction
 
 
 def _target_rotation(t: dict, robot, q0, tip_frame: str, normal0) -> np.ndarray:
@@ -42,7 +43,7 @@ def capture_fields(cfg: dict) -> dict:
     x0 = tip_pos - rot @ standoff + rot @ np.asarray(t["com_m"], float)
     planar = arm["base"] == "planar"
     plane_normal = pl.unit(arm["plane_normal"])  # base frame = world at t = 0 (identity base attitude)
-    approach = jnp.deg2rad(jnp.asarray(cap["approach_angles_deg"], float))
+    approach = APPROACH_ANGLES.value(cfg)
     if planar and abs(float(plane_normal @ rot @ np.asarray(approach_direction(jnp.asarray(basis), approach)))) > 1e-9:
         raise ConfigError("capture.approach_angles_deg: the approach direction leaves the air-table plane "
                           "(normal arm.plane_normal); turn the target or the angles into the plane")
@@ -62,14 +63,11 @@ def capture_fields(cfg: dict) -> dict:
         tip_radius=jnp.asarray(arm["tip_radius_m"]), plane_normal=jnp.asarray(plane_normal),
         planar=jnp.asarray(1.0 if planar else 0.0), scales=jnp.ones(2), tip=sim_robot.frame_index(arm["tip_frame"]),
     )
-    params = CaptureParams(approach_speed=jnp.asarray(cap["approach_speed_m_s"], float), approach_angles=approach,
-                           stiffness=law.stiffness, restitution=law.restitution, exponent=law.exponent,
-                           target_mass=jnp.asarray(t["mass_kg"], float), target_com=jnp.asarray(t["com_m"], float),
-                           target_inertia=jnp.asarray(t["inertia_kg_m2"], float))
+    params = params_from_config(CaptureParams, cfg, stiffness=jnp.asarray(law.stiffness, dtype=float))
     return dict(params=params, model=model, robot=robot, angles=jnp.asarray(angles), q0=q0, target_x0=jnp.asarray(x0),
                target_quat0=rotation_to_quat(jnp.asarray(rot)), basis=jnp.asarray(basis),
-               t_final=jnp.asarray(sim["t_final_s"], float), tolerances=jnp.asarray([sim["rtol"], sim["atol"]]),
+               t_final=jnp.asarray(sim["t_final_s"], float), solver=solver_settings(sim),
                gap=jnp.asarray(cap["initial_gap_m"], float), capture_speed=jnp.asarray(cap["capture_speed_m_s"], float),
                moving_target=jnp.asarray(float(cap["moving"] == "target")),
-               held=held, merged=merged, settings=(sim["n_save"], sim["max_steps"], sim["max_segments"]),
+               held=held, merged=merged,
                law_name=cfg["contact"]["law"], product_sign=1.0 if t["product_convention"] == "tensor" else -1.0)

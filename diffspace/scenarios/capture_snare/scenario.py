@@ -38,20 +38,22 @@ from jaxtyping import Array, Float, Int
 
 from ...bodies import SnareModel, node_table
 from ...contact import ImpactOutcome, virtual_impact
-from ...io.config import Field, Schema, read_toml
+from ...io.config import Field, read_toml
 from ...core.status import ConfigError, SolverFailure, Status, describe, first_failure, flag
 from .. import resolve_config
 from ..base import AbstractOutcome, AbstractParams, AbstractScenario, Parameter
 from ..capture import Capture
-from ..capture.params import APPROACH_PARAMETERS, approach_direction
+from ..capture.params import APPROACH_ANGLES, APPROACH_SPEED, approach_direction
+from ..declare import declared
+from ..declare import from_config as params_from_config
 from ..snare import Snare
 from . import report
 
 
 class CaptureSnareParams(AbstractParams):
-    approach_speed: Float[Array, ""]  # m/s
-    approach_angles: Float[Array, "2"]  # rad
-    node: Int[Array, ""]  # 1-based rope node struck
+    approach_speed: Float[Array, ""] = declared(APPROACH_SPEED)
+    approach_angles: Float[Array, "2"] = declared(APPROACH_ANGLES)  # rad
+    node: Int[Array, ""] = declared("snare_strike.node", 20, integer=True, min=2, help="1-based rope node struck")
 
 
 class CaptureSnareOutcome(AbstractOutcome):
@@ -62,14 +64,10 @@ class CaptureSnareOutcome(AbstractOutcome):
     status: Int[Array, ""]
 
 
-def _schema() -> Schema:
-    base = Capture.schema()
-    fields = dict(base.sections)
-    fields["snare_strike"] = {
-        "config": Field("path", required=True, help="snare config (relative to this config file)"),
-        "node": Field("int", 20, min=2, help="1-based rope node struck"),
-    }
-    return Schema(fields, base.open_sections)
+def _config_fields() -> dict:
+    """The capture's config (the arm, the target, its contact law: it gives the effective masses) and the snare's."""
+    snare = {"config": Field("path", required=True, help="snare config (relative to this config file)")}
+    return Capture.schema().sections | {"snare_strike": snare}
 
 
 def _snare_config(cfg: dict) -> tuple[dict, Path]:
@@ -101,8 +99,8 @@ class CaptureSnare(AbstractScenario):
     snare_config: str = eqx.field(static=True)
 
     @classmethod
-    def schema(cls) -> Schema:
-        return _schema()
+    def config_fields(cls) -> dict:
+        return _config_fields()
 
     @classmethod
     def from_config(cls, cfg: dict) -> "CaptureSnare":
@@ -119,10 +117,7 @@ class CaptureSnare(AbstractScenario):
         if not converged:
             raise SolverFailure(f"snare_strike.config ({path}): the rope's static pressing solves did not converge "
                                 "at some node (rope / virtual_spring settings)")
-        cap = capture.params
-        params = CaptureSnareParams(approach_speed=cap.approach_speed, approach_angles=cap.approach_angles,
-                                    node=jnp.asarray(node))
-        return cls(params=params, model=model, coefficients=coefficients, fit_limits=limits,
+        return cls(params=params_from_config(CaptureSnareParams, cfg), model=model, coefficients=coefficients, fit_limits=limits,
                    normal=capture.basis[:, 0], basis=capture.basis, arm_mass=m_arm, target_mass=m_target,
                    n_save=cfg["simulation"]["n_save"], snare_config=str(path))
 
@@ -142,9 +137,9 @@ class CaptureSnare(AbstractScenario):
 
     # ------------------------------------------------------------------ design
     def design_space(self) -> tuple[Parameter, ...]:
-        last = int(self.coefficients.shape[0]) + 1
-        return APPROACH_PARAMETERS + (Parameter("snare_strike.node", 2, last, "-", "node", integer=True,
-                                                help="1-based rope node struck"),)
+        last = int(self.coefficients.shape[0]) + 1  # the rope's last interior node
+        node = Parameter("snare_strike.node", 2, last, "-", "node", integer=True, help="1-based rope node struck")
+        return super().design_space() + (node,)
 
     def metrics(self, params: CaptureSnareParams) -> dict[str, Array]:
         out = self.simulate(params)

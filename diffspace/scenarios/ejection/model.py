@@ -43,7 +43,7 @@ from ...actuation.friction import JointFriction
 from ...core.dynamics import configuration_derivative, mass_matrix_and_bias, momentum
 from ...core.linalg import spd_solve
 from ...core.restricted import BaseMotion, masked_solve
-from ...integrate import AbstractHybridSystem, HybridSolution, hybrid_solve
+from ...integrate import AbstractHybridSystem, HybridSolution, SolverSettings, hybrid_solve
 from ...core.robot import Robot
 from ...core.spatial import quat_to_rotation
 from ...core.tree_pass import tree_frames
@@ -383,19 +383,15 @@ def simulate_ejection(
     model: EjectionModel,
     joint_angles: Float[Array, " n"],
     t_final: float,
-    n_save: int = 301,
-    rtol: float = 1e-8,
-    atol: float = 1e-10,
-    max_steps: int = 20_000,
-    max_segments: int = 16,
+    settings: SolverSettings = SolverSettings(max_steps=20_000),
     solver=None,
     adjoint=None,
 ) -> EjectionRun:
-    """Simulate one ejection from rest at ``joint_angles`` (base at the origin, identity attitude). Pure; jit it."""
+    """Simulate one ejection from rest at ``joint_angles`` (base at the origin, identity attitude) over
+    ``[0, t_final]`` with the solver ``settings``. Pure; jit it."""
     q0 = model.robot.neutral().at[7:].set(joint_angles)
     y0 = EjectionState(q0, jnp.zeros(model.robot.nv), jnp.asarray(0.0), jnp.asarray(0.0))
-    solution = hybrid_solve(model, y0, model.initial_mode(), t_final, n_save=n_save, rtol=rtol, atol=atol,
-                            max_steps=max_steps, max_segments=max_segments, solver=solver, adjoint=adjoint,
+    solution = hybrid_solve(model, y0, model.initial_mode(), t_final, settings, solver=solver, adjoint=adjoint,
                             initial_transition=True)  # the modes at t = 0 (stick/slip, stops) by a transition
     mode0 = jax.tree_util.tree_map(lambda x: x[0], solution.segment_mode_before)
     free = model.friction.free_mask(mode0.slip)  # the joints free at t = 0

@@ -126,11 +126,11 @@ def diagnose(scenario, outcome) -> str:
     t_last = float(np.asarray(sol.segment_end)[events].max()) if events.any() else 0.0
     if status == Status.SOLVER_FAILURE:
         return (f"phase '{phase}': the ODE solver failed after t = {t_last:.4g} s (simulation.max_steps = "
-                f"{scenario.settings.max_steps} reached, or the step size collapsed)")
+                f"{scenario.solver.max_steps} reached, or the step size collapsed)")
     if status == Status.EVENT_BUDGET:
         return (f"phase '{phase}': more stick/slip events than simulation.max_segments = "
-                f"{scenario.settings.max_segments} by t = {t_last:.4g} s; raise it")
+                f"{scenario.solver.max_segments} by t = {t_last:.4g} s; raise it")
     if status == Status.NO_EVENT:
         return (f"phase 'rail': separation not reached within simulation.t_final_s = "
-                f"{float(scenario.settings.t_final):g} s")
+                f"{float(scenario.t_final):g} s")
     return Status(status).description

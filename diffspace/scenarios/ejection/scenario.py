@@ -34,11 +34,12 @@ from ...actuation.friction import MODELS, JointFriction
 from ...io.config import Field
 from ...core.robot import Robot
 from ...core.status import ConfigError
+from ...integrate import SolverSettings
 from ..base import AbstractParams, AbstractScenario, FitData, Parameter
 from ..declare import declared
 from ..declare import from_config as params_from_config
-from ..robot_config import (ROBOT_FIELDS, SIMULATION_FIELDS, joint_column, joint_scales, joint_unit,
-                            joint_values_from_config, joint_values_to_config, robot_from_config)
+from ..robot_config import (ROBOT_FIELDS, joint_column, joint_scales, joint_unit, joint_values_from_config,
+                            joint_values_to_config, robot_from_config, simulation_fields, solver_settings)
 from . import report
 from .model import LIMIT_MODES, EjectionModel, equivalent_mass, plane_locked_joints, simulate_ejection
 from .outcome import EjectionOutcome, ejection_outcome
@@ -62,15 +63,8 @@ class EjectionParams(AbstractParams):
                                                   design=(0.0, 1.0), help="rebound of a joint at its stop")
 
 
-class Settings(eqx.Module):
-    """Integration settings: tolerances and horizon are data (changing them does not recompile)."""
-
-    t_final: Float[Array, ""]
-    rtol: Float[Array, ""]
-    atol: Float[Array, ""]
-    n_save: int = eqx.field(static=True)
-    max_steps: int = eqx.field(static=True)
-    max_segments: int = eqx.field(static=True)
+SOLVER = SolverSettings(rtol=1e-8, atol=1e-10, n_save=301, max_steps=20_000, max_segments=16)
+"""Defaults of ``[simulation]``."""
 
 
 def _indices_check(value):
@@ -79,9 +73,6 @@ def _indices_check(value):
 
 
 def _config_fields() -> dict:
-    simulation = dict(SIMULATION_FIELDS)
-    simulation["max_segments"] = Field("int", 16, min=2, max=200, help="bound on hybrid events")
-    simulation["max_steps"] = Field("int", 20_000, min=10)
     return {
         "robot": ROBOT_FIELDS,
         "ejection": {
@@ -97,7 +88,7 @@ def _config_fields() -> dict:
         "friction": {
             "model": Field("str", "hybrid", choices=MODELS),
         },
-        "simulation": simulation,
+        "simulation": simulation_fields(SOLVER, t_final_s=3.0, segments=True),
         "measurement": {
             "velocity_std_m_s": Field("float", 1e-3, gt=0.0, help="noise of measured separation velocities"),
             "angular_rate_std_deg_s": Field("float", 0.1, gt=0.0),
@@ -115,7 +106,8 @@ class Ejection(AbstractScenario):
     robot: Robot
     params: EjectionParams
     rail_axis: Float[Array, "3"]
-    settings: Settings
+    t_final: Float[Array, ""]  # horizon [s]
+    solver: SolverSettings
     measurement_std: tuple[float, ...] = eqx.field(static=True)  # velocity, angular rate, angle, travel
     locked: tuple[int, ...] = eqx.field(static=True)  # 0-based
     plane_default_locked: tuple[int, ...] = eqx.field(static=True)  # 0-based: joints leaving the air-table plane
@@ -140,13 +132,11 @@ class Ejection(AbstractScenario):
         if fr["model"] == "hybrid" and fr["coulomb_N_m"] > fr["static_N_m"]:
             raise ConfigError("friction.coulomb_N_m: must not exceed friction.static_N_m for the hybrid model")
         params = params_from_config(EjectionParams, cfg, attitude=jnp.asarray(coordinates, dtype=float))
-        scalar = lambda x: jnp.asarray(x, dtype=float)  # noqa: E731
-        settings = Settings(t_final=scalar(sim["t_final_s"]), rtol=scalar(sim["rtol"]), atol=scalar(sim["atol"]),
-                            n_save=sim["n_save"], max_steps=sim["max_steps"], max_segments=sim["max_segments"])
         m = cfg["measurement"]
         std = (m["velocity_std_m_s"], m["angular_rate_std_deg_s"], m["angle_std_deg"], m["travel_std_m"])
         return cls(robot=robot, params=params, rail_axis=jnp.asarray(ej["rail_axis"], dtype=float),
-                   settings=settings, measurement_std=std, locked=locked,
+                   t_final=jnp.asarray(sim["t_final_s"], dtype=float), solver=solver_settings(sim),
+                   measurement_std=std, locked=locked,
                    plane_default_locked=plane_default, joint_bounds=_joint_bounds(robot),
                    mode=ej["mode"], friction_model=fr["model"], method=ej["method"], limits=ej["limits"])
 
@@ -190,9 +180,7 @@ class Ejection(AbstractScenario):
     # ------------------------------------------------------------------ protocol
     def simulate(self, params: EjectionParams) -> EjectionOutcome:
         model, free_angles = self.model_of(params)
-        s = self.settings
-        run = simulate_ejection(model, free_angles, s.t_final, s.n_save, s.rtol, s.atol, s.max_steps, s.max_segments,
-                                adjoint=self.adjoint)
+        run = simulate_ejection(model, free_angles, self.t_final, self.solver, adjoint=self.adjoint)
         masses = self.frictionless_equivalent_masses(params, model.rail_axis)
         paper = paper_ejection(model, free_angles) if self.method == "paper" else None
         return ejection_outcome(model, run, free_angles, masses, paper)

@@ -25,7 +25,8 @@ from jaxtyping import Array, Float
 from ...bodies import ModalLink, Multibody, RigidBodies, maximal_state, revolute_joints, rigid_bodies
 from ...core.dynamics import base_pose, frame_pose
 from ...core.restricted import BaseMotion
-from ...integrate import ConstrainedSolution, Stabilization, Trajectory, simulate, solve_constrained
+from ...integrate import (ConstrainedSolution, SolverSettings, Stabilization, Trajectory, simulate,
+                          solve_constrained)
 from ...core.robot import LinkTree, Robot, build_robot
 
 TIP = "tip"
@@ -82,13 +83,11 @@ def input_power(system: Multibody, t, q, w) -> Float[Array, ""]:
 
 
 class Settings(eqx.Module):
-    """Static run settings (tolerances, output grid, structure switches)."""
+    """Run settings: the horizon [s] and the solver settings (data where they can be), the structure switches
+    (static)."""
 
-    t_final: float = eqx.field(static=True)
-    rtol: float = eqx.field(static=True)
-    atol: float = eqx.field(static=True)
-    n_save: int = eqx.field(static=True)
-    max_steps: int = eqx.field(static=True)
+    t_final: Float[Array, ""]
+    solver: SolverSettings
     flexible: bool = eqx.field(static=True)
     modes: int = eqx.field(static=True)
     momentum: bool = eqx.field(static=True)
@@ -124,10 +123,7 @@ def solve_maximal(
         jnp.concatenate([start.w, extra]),
         settings.t_final,
         stabilization,
-        rtol=settings.rtol,
-        atol=settings.atol,
-        n_save=settings.n_save,
-        max_steps=settings.max_steps,
+        settings=settings.solver,
         multipliers=reactions,
         adjoint=adjoint,
     )
@@ -138,7 +134,7 @@ def solve_minimal(robot: Robot, settings: Settings, amplitude, period, adjoint=N
     torque = lambda t, q, v: sine_torque(t, amplitude, period) * jnp.ones(robot.n_joints)  # noqa: E731
     return simulate(
         robot, robot.neutral(), jnp.zeros(robot.nv), settings.t_final, torque, BaseMotion.planar((0.0, 0.0, 1.0)),
-        rtol=settings.rtol, atol=settings.atol, n_save=settings.n_save, max_steps=settings.max_steps, adjoint=adjoint,
+        settings=settings.solver, adjoint=adjoint,
     )
 
 

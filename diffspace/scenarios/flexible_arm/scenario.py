@@ -15,16 +15,21 @@ import jax
 import jax.numpy as jnp
 from jaxtyping import Array, Float
 
-from ...integrate import Stabilization
+from ...integrate import SolverSettings, Stabilization
 from ...io.config import Field
 from ...core.spatial import safe_norm
 from ...core.status import Status, describe, failed, first_failure, flag
 from ..base import AbstractParams, AbstractScenario
 from ..declare import declared
 from ..declare import from_config as params_from_config
+from ..robot_config import simulation_fields, solver_settings
 from . import model, results
 from .model import Settings
 from .outcome import FlexibleArmOutcome, key_results
+
+
+SOLVER = SolverSettings(rtol=1e-9, atol=1e-11, n_save=501, max_steps=200_000)
+"""Defaults of ``[simulation]``."""
 
 
 class FlexibleArmParams(AbstractParams):
@@ -72,13 +77,7 @@ class FlexibleArm(AbstractScenario):
                     "flexible": Field("bool", True, help="assumed-mode last link"),
                     "modes": Field("int", 2, min=1, max=8, help="modal coordinates: mode 1 in y, in z, mode 2 ..."),
                 },
-                "simulation": {
-                    "t_final_s": Field("float", 5.0, **positive),
-                    "rtol": Field("float", 1e-9, gt=0.0, max=1e-2),
-                    "atol": Field("float", 1e-11, gt=0.0, max=1e-2),
-                    "n_save": Field("int", 501, min=2, max=100_000),
-                    "max_steps": Field("int", 200_000, min=10),
-                },
+                "simulation": simulation_fields(SOLVER, t_final_s=5.0),
                 "stabilization": {
                     "momentum_constraints": Field("bool", True, help="paper Eqs. 7-8 as constraint rows"),
                     "projection": Field("bool", False, help="project onto the constraints after every step"),
@@ -93,8 +92,8 @@ class FlexibleArm(AbstractScenario):
             links["mass_kg"], links["inertia_kg_m2"], links["length_m"],
         )
         settings = Settings(
-            t_final=sim["t_final_s"], rtol=sim["rtol"], atol=sim["atol"], n_save=sim["n_save"],
-            max_steps=sim["max_steps"], flexible=arm["flexible"], modes=arm["modes"],
+            t_final=jnp.asarray(sim["t_final_s"], dtype=float), solver=solver_settings(sim), flexible=arm["flexible"],
+            modes=arm["modes"],
             momentum=stab["momentum_constraints"], projection=stab["projection"],
         )
         return cls(params_from_config(FlexibleArmParams, cfg), robot, settings)

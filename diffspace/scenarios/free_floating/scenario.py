@@ -21,7 +21,7 @@ from jaxtyping import Array, Float, Int
 
 from ...core import dynamics
 from ...core.restricted import BaseMotion
-from ...integrate import Trajectory, simulate
+from ...integrate import SolverSettings, Trajectory, simulate
 from ...io.config import Field
 from ...io.results import plot_panels, write_timeseries
 from ...core.robot import Robot
@@ -29,8 +29,8 @@ from ...core.status import ConfigError, Status
 from ..base import AbstractOutcome, AbstractParams, AbstractScenario, Parameter
 from ..declare import declared
 from ..declare import from_config as params_from_config
-from ..robot_config import (ROBOT_FIELDS, SIMULATION_FIELDS, joint_columns, joint_effort_unit, joint_panels,
-                            joint_scales, joint_values_from_config, robot_from_config)
+from ..robot_config import (ROBOT_FIELDS, joint_columns, joint_effort_unit, joint_panels, joint_scales,
+                            joint_values_from_config, robot_from_config, simulation_fields, solver_settings)
 
 
 class FreeFloatingParams(AbstractParams):
@@ -48,6 +48,10 @@ class FreeFloatingOutcome(AbstractOutcome):
     status: Int[Array, ""]
 
 
+SOLVER = SolverSettings(rtol=1e-8, atol=1e-10, n_save=301, max_steps=100_000)
+"""Defaults of ``[simulation]``."""
+
+
 def _config_fields() -> dict:
     return {
         "robot": ROBOT_FIELDS,
@@ -60,7 +64,7 @@ def _config_fields() -> dict:
             "base_axis": Field("floats", [0.0, 1.0, 0.0], length=3, help="planar normal or rail axis"),
             "end_effector": Field("str", None, help="frame whose path is reported"),
         },
-        "simulation": SIMULATION_FIELDS,
+        "simulation": simulation_fields(SOLVER, t_final_s=3.0),
     }
 
 
@@ -83,9 +87,9 @@ class FreeFloating(AbstractScenario):
     q0: Float[Array, " nq"]
     v0: Float[Array, " nv"]
     t_final: Float[Array, ""]
+    solver: SolverSettings
     end_effector: str = eqx.field(static=True)
     base_kind: str = eqx.field(static=True)
-    settings: tuple = eqx.field(static=True)  # rtol, atol, n_save, max_steps
 
     @classmethod
     def config_fields(cls) -> dict:
@@ -109,8 +113,8 @@ class FreeFloating(AbstractScenario):
         return cls(params=params, robot=robot, base_motion=BaseMotion.named(m["base_motion"], m["base_axis"]),
                    q0=robot.neutral().at[7:].set(jnp.asarray(angles)),
                    v0=jnp.concatenate([jnp.asarray(m["initial_base_twist"], float), jnp.asarray(rates)]),
-                   t_final=jnp.asarray(sim["t_final_s"], float), end_effector=ee, base_kind=m["base_motion"],
-                   settings=(sim["rtol"], sim["atol"], sim["n_save"], sim["max_steps"]))
+                   t_final=jnp.asarray(sim["t_final_s"], float), solver=solver_settings(sim), end_effector=ee,
+                   base_kind=m["base_motion"])
 
     def simulate(self, params: FreeFloatingParams) -> FreeFloatingOutcome:
         omega = 2 * jnp.pi / params.torque_period
@@ -118,9 +122,8 @@ class FreeFloating(AbstractScenario):
         def torque(t, q, v):
             return params.torque_amplitude * jnp.sin(omega * t) - params.joint_damping * v[6:]
 
-        rtol, atol, n_save, max_steps = self.settings
-        traj = simulate(self.robot, self.q0, self.v0, self.t_final, torque, self.base_motion, rtol=rtol, atol=atol,
-                        n_save=n_save, max_steps=max_steps, adjoint=self.adjoint)
+        traj = simulate(self.robot, self.q0, self.v0, self.t_final, torque, self.base_motion, settings=self.solver,
+                        adjoint=self.adjoint)
         robot = self.robot
         mom = jax.vmap(lambda q, v: jnp.concatenate(dynamics.momentum(robot, q, v)))(traj.q, traj.v)
         energy = jax.vmap(lambda q, v: dynamics.kinetic_energy(robot, q, v))(traj.q, traj.v)
@@ -177,4 +180,4 @@ class FreeFloating(AbstractScenario):
 
     def diagnose(self, outcome: FreeFloatingOutcome) -> str:
         return (f"phase 'motion': the ODE solver stopped before simulation.t_final_s (simulation.max_steps = "
-                f"{self.settings[3]} reached or the step size collapsed)")
+                f"{self.solver.max_steps} reached or the step size collapsed)")

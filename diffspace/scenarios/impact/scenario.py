@@ -32,13 +32,15 @@ import numpy as np
 from jaxtyping import Array, Float
 
 from ...contact import FRICTION_MODELS, LAWS, ContactLaw, ImpactFriction, ImpactOutcome, hertz_stiffness, simulate_impact
-from ...contact.impact import OUTCOMES
+from ...contact.impact import IMPACT_SOLVER, OUTCOMES
+from ...integrate import SolverSettings
 from ...io.config import Field
 from ...io.tables import read_csv_columns
 from ...core.status import ConfigError, Status
 from ..base import AbstractParams, AbstractScenario, FitData
 from ..declare import declared
 from ..declare import from_config as params_from_config
+from ..robot_config import simulation_fields, solver_settings
 from . import report
 
 DATA_COLUMNS = ["v_in_mm_s", "v_out_measured_mm_s", "F_peak_measured_N"]
@@ -88,13 +90,7 @@ def _config_fields() -> dict:
         "friction": {
             "model": Field("str", "none", choices=FRICTION_MODELS),
         },
-        "simulation": {
-            "rtol": Field("float", 1e-10, gt=0.0, max=1e-3),
-            "atol": Field("float", 1e-12, gt=0.0, max=1e-3),
-            "max_steps": Field("int", 4096, min=64),
-            "max_segments": Field("int", 12, min=4, max=200, help="bound on contact and stick-slip events"),
-            "n_save": Field("int", 200, min=2, max=100_000),
-        },
+        "simulation": simulation_fields(IMPACT_SOLVER, segments=True),
     }
 
 
@@ -113,8 +109,7 @@ class Impact(AbstractScenario):
     outcomes: ClassVar[tuple[str, ...]] = OUTCOMES  # separated, stuck_together, not_reached
     params: ImpactParams
     t_max: Float[Array, ""]
-    tolerances: tuple[float, float] = eqx.field(static=True)  # rtol, atol on the scaled state
-    budget: tuple[int, int, int] = eqx.field(static=True)  # max_steps, max_segments, n_save
+    solver: SolverSettings  # tolerances on the scaled state
     law: str = eqx.field(static=True)
     friction_model: str = eqx.field(static=True)
 
@@ -128,8 +123,8 @@ class Impact(AbstractScenario):
         if fr["model"] != "none" and fr["mu"] == 0.0:
             raise ConfigError(f"friction.mu: must be > 0 with friction.model = '{fr['model']}'")
         params = params_from_config(ImpactParams, cfg, stiffness=jnp.asarray(_stiffness(con), dtype=float))
-        return cls(params=params, t_max=jnp.asarray(imp["t_max_s"], dtype=float), tolerances=(sim["rtol"], sim["atol"]),
-                   budget=(sim["max_steps"], sim["max_segments"], sim["n_save"]), law=con["law"],
+        return cls(params=params, t_max=jnp.asarray(imp["t_max_s"], dtype=float), solver=solver_settings(sim),
+                   law=con["law"],
                    friction_model=fr["model"])
 
     # ------------------------------------------------------------------ physics
@@ -147,11 +142,8 @@ class Impact(AbstractScenario):
     def simulate(self, params: ImpactParams) -> ImpactOutcome:
         law = self.contact_law(params)
         law = law.canonical() if self.law != "kelvin_voigt" else law
-        rtol, atol = self.tolerances
-        max_steps, max_segments, n_save = self.budget
         return simulate_impact(law, params.mass1, params.mass2, params.approach_speed, params.initial_gap,
-                               self.t_max, self.friction(params), rtol=rtol, atol=atol, max_steps=max_steps,
-                               max_segments=max_segments, n_save=n_save, adjoint=self.adjoint)
+                               self.t_max, self.friction(params), settings=self.solver, adjoint=self.adjoint)
 
     # ------------------------------------------------------------------ design
     def metrics(self, params: ImpactParams) -> dict:
@@ -185,6 +177,6 @@ class Impact(AbstractScenario):
             return (f"phase 'contact': the bodies were still in contact, neither separated nor bound together, at "
                     f"impact.t_max_s = {t_max:g} s (raise it)")
         if int(outcome.status) == Status.EVENT_BUDGET and bool(outcome.contact_made):
-            return (f"phase 'contact': more than simulation.max_segments = {self.budget[1]} contact and stick-slip "
+            return (f"phase 'contact': more than simulation.max_segments = {self.solver.max_segments} contact and stick-slip "
                     "events before the bodies separated or stuck together (raise the budget)")
         return Status(int(outcome.status)).description

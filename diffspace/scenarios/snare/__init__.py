@@ -7,10 +7,11 @@ striking mass: ``Snare.from_config`` / ``Snare.model_of(params, mass)``, :func:`
 
 from ...bodies import node_table, parabolic_peak, snare_virtual_impact as virtual_impact
 from ...contact import fit_polynomial
-from .config import check_config, ring_problems, rope_spec, schema
+from .config import check_config, config_fields, ring_problems, rope_spec
 from .mass import arm_effective_mass
 from .outcome import SnareOutcome, SurfaceFit
-from .scenario import Snare, SnareParams
+from .params import SnareParams
+from .scenario import Snare
 
 __all__ = [
     "Snare",
@@ -19,11 +20,11 @@ __all__ = [
     "SurfaceFit",
     "arm_effective_mass",
     "check_config",
+    "config_fields",
     "fit_polynomial",
     "node_table",
     "parabolic_peak",
     "ring_problems",
     "rope_spec",
-    "schema",
     "virtual_impact",
 ]

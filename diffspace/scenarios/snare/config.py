@@ -10,24 +10,23 @@ import numpy as np
 
 from ...bodies import APPROACHES, END_CONDITIONS, MAX_STEP, SCHEMES, RopeSpec
 from ...contact import LAWS
-from ...io.config import Field, Schema
+from ...io.config import Field
 from ...core.status import ConfigError
-from ..robot_config import robot_from_config
+from ...integrate import SolverSettings
+from ..robot_config import robot_from_config, simulation_fields
 
 METHODS = ("dynamic", "virtual")
+SOLVER = SolverSettings(rtol=1e-6, atol=1e-9, n_save=600, max_steps=400_000)
+"""Defaults of ``[simulation]`` (the tolerances serve ``scheme = "tsit5"``)."""
 
 
-def _node_check(value):
-    return None if value >= 2 else "must be an interior node (>= 2; node 1 is the fixed-ring end)"
-
-
-def schema() -> Schema:
+def config_fields() -> dict:
+    """The snare's config keys other than its declared parameters (:mod:`.params`)."""
     pos = dict(gt=0.0)
-    return Schema({
+    return {
         "snare": {
             "ring_radius_m": Field("float", 0.15, **pos, help="R_cm of both rings (2R = largest d_se)"),
             "end_distance_m": Field("float", 0.26, **pos, help="d_se at the impact"),
-            "ring_rate_deg_s": Field("float", 0.0, help="rotating-ring drive rate during the impact"),
             "approach": Field("str", "against_bow", choices=APPROACHES),
         },
         "rope": {
@@ -35,9 +34,7 @@ def schema() -> Schema:
             "diameter_m": Field("float", 0.003, **pos),
             "linear_density_kg_m": Field("float", 0.0365, **pos),
             "n_sections": Field("int", 30, min=3, max=400),
-            "axial_rigidity_N": Field("float", 5.0e4, **pos, help="EA; k_tes = EA / section length"),
             "compression_ratio": Field("float", 1.0, min=0.0, max=1.0, help="0 = tension-only (paper)"),
-            "bending_stiffness_N_m_rad": Field("float", 2.0, **pos, help="k_tor per interior node"),
             "end_condition": Field("str", "pinned", choices=END_CONDITIONS,
                                    help="pinned (paper) or clamped: a k_tor spring at each end fitting"),
             "rest_bend_total_deg": Field("float", 26.0, min=0.0, max=180.0),
@@ -47,17 +44,10 @@ def schema() -> Schema:
         "shaft": {"radius_m": Field("float", 0.01, **pos), "axis": Field("floats", [0.0, 0.0, 1.0], length=3)},
         "contact": {
             "law": Field("str", "zhiying_qishao", choices=LAWS),
-            "stiffness_N_m_n": Field("float", 1.0e7, **pos),
             "exponent": Field("float", 1.5, gt=1.0, max=3.0),
-            "restitution_c": Field("float", 0.55, gt=0.0, max=1.0),
         },
         "strike": {
-            "node": Field("int", 16, check=_node_check, help="1-based contact node (paper: 16 = middle)"),
-            "approach_speed_m_s": Field("float", 0.06, **pos),
             "mass_source": Field("str", "arm", choices=("arm", "value")),
-            "mass_kg": Field("float", 1.79, **pos, help="striking mass with mass_source = 'value'"),
-            "target_mass_kg": Field("float", 41.7, **pos, help="in series with the arm (paper Table 4)"),
-            "initial_gap_m": Field("float", 0.0, min=0.0),
         },
         "arm": {
             "robot": Field("path", "robots/esd_arm7.toml"),
@@ -71,23 +61,17 @@ def schema() -> Schema:
             "n_depths": Field("int", 60, min=4, max=400),
             "max_force_N": Field("float", 8.0, **pos, help="F_A: the polynomial fits F_c in [0, F_A]"),
             "degree": Field("int", 6, min=1, max=8),
-            "damping_N_s_m": Field("float", 0.0, min=0.0, help="c_v of Eq. (43)"),
             "end_distances_m": Field("floats", [0.24, 0.25, 0.26, 0.27, 0.28], help="d_se grid of the surface fit"),
         },
-        "simulation": {
-            "method": Field("str", "dynamic", choices=METHODS,
-                            help="impact model of the design metrics (run reports both)"),
-            "scheme": Field("str", "semi_implicit", choices=SCHEMES,
-                            help="full-rope integrator: fixed-step semi-implicit Euler or adaptive Tsit5"),
-            "max_step_s": Field("float", MAX_STEP, gt=0.0, max=1e-3,
-                                help="semi_implicit: largest step; the step is 0.99 x the rope's stability limit below it"),
-            "rtol": Field("float", 1e-6, gt=0.0, max=1e-2, help="tsit5"),
-            "atol": Field("float", 1e-9, gt=0.0, max=1e-2, help="tsit5"),
-            "n_save": Field("int", 600, min=10, max=100_000),
-            "max_steps": Field("int", 400_000, min=100),
-            "horizon_factor": Field("float", 1.5, min=1.0, help="x the virtual-spring contact duration"),
-        },
-    })
+        "simulation": simulation_fields(
+            SOLVER, min_save=10,
+            method=Field("str", "dynamic", choices=METHODS, help="impact model of the design metrics (run reports both)"),
+            scheme=Field("str", "semi_implicit", choices=SCHEMES,
+                         help="full-rope integrator: fixed-step semi-implicit Euler or adaptive Tsit5"),
+            max_step_s=Field("float", MAX_STEP, gt=0.0, max=1e-3,
+                             help="semi_implicit: largest step; the step is 0.99 x the rope's stability limit below it"),
+            horizon_factor=Field("float", 1.5, min=1.0, help="x the virtual-spring contact duration")),
+    }
 
 
 def ring_problems(end_distance: float, ring_radius: float, length: float, end_key: str, radius_key: str) -> list[str]:

@@ -40,58 +40,19 @@ from typing import ClassVar
 import equinox as eqx
 import jax.numpy as jnp
 import numpy as np
-from jaxtyping import Array, Float, Int
+from jaxtyping import Array, Float
 
 from ...bodies import RopeSpec, Shaft, SnareModel, SnareRings, install_clamps
 from ...contact import ContactLaw
-from ...io.config import Schema
-from ..base import AbstractParams, AbstractScenario, FitData, Parameter
+from ...integrate import SolverSettings
+from ..base import AbstractScenario, FitData, Parameter
+from ..declare import from_config as params_from_config
+from ..robot_config import solver_settings
 from . import report
-from .config import arm_masses, check_config, rope_spec, schema
+from .config import arm_masses, check_config, config_fields, rope_spec
 from .data import read_peak_forces
 from .outcome import SnareOutcome, simulate_snare, snare_metrics
-
-_deg = np.deg2rad
-PARAMETERS = (
-    Parameter("strike.approach_speed_m_s", 1e-3, 1.0, "m/s", "approach_speed", log=True),
-    Parameter("rope.bending_stiffness_N_m_rad", 1e-2, 1e2, "N m/rad", "bending_stiffness", log=True),
-    Parameter("rope.axial_rigidity_N", 1e3, 1e7, "N", "axial_rigidity", log=True),
-    Parameter("contact.stiffness_N_m_n", 1e4, 1e10, "N/mⁿ", "contact_stiffness", log=True),
-    Parameter("contact.restitution_c", 1e-3, 1.0, "-", "contact_restitution"),
-    Parameter("virtual_spring.damping_N_s_m", 0.0, 100.0, "N s/m", "virtual_damping"),
-    Parameter("snare.ring_rate_deg_s", -360.0, 360.0, "deg/s", "ring_rate"),
-)
-MASS_PARAMETERS = {  # by strike.mass_source: the striking mass, or the target's in series with the arm
-    "value": Parameter("strike.mass_kg", 1e-3, 1e5, "kg", "mass", log=True),
-    "arm": Parameter("strike.target_mass_kg", 1e-3, 1e5, "kg", "target_mass", log=True),
-}
-
-
-class SnareParams(AbstractParams):
-    node: Int[Array, ""]  # 1-based contact node
-    approach_speed: Float[Array, ""]
-    initial_gap: Float[Array, ""]
-    mass: Float[Array, ""]  # striking mass with mass_source = "value"
-    arm_mass: Float[Array, ""]  # the arm's effective mass with mass_source = "arm" (in series with the target)
-    target_mass: Float[Array, ""]
-    bending_stiffness: Float[Array, ""]  # k_tor
-    axial_rigidity: Float[Array, ""]  # EA
-    contact_stiffness: Float[Array, ""]
-    contact_restitution: Float[Array, ""]
-    virtual_damping: Float[Array, ""]  # c_v
-    ring_rate: Float[Array, ""]  # rad/s
-
-
-def _params(cfg: dict, arm: dict) -> SnareParams:
-    i, r, c = cfg["strike"], cfg["rope"], cfg["contact"]
-    a = lambda x: jnp.asarray(x, dtype=float)  # noqa: E731
-    return SnareParams(
-        node=jnp.asarray(i["node"]), approach_speed=a(i["approach_speed_m_s"]), initial_gap=a(i["initial_gap_m"]),
-        mass=a(i["mass_kg"]), arm_mass=a(arm.get("selected", np.nan)), target_mass=a(i["target_mass_kg"]),
-        bending_stiffness=a(r["bending_stiffness_N_m_rad"]), axial_rigidity=a(r["axial_rigidity_N"]),
-        contact_stiffness=a(c["stiffness_N_m_n"]), contact_restitution=a(c["restitution_c"]),
-        virtual_damping=a(cfg["virtual_spring"]["damping_N_s_m"]), ring_rate=a(_deg(cfg["snare"]["ring_rate_deg_s"])))
-
+from .params import SnareParams
 
 class Snare(AbstractScenario):
     """A grapple shaft striking one wire rope of a space snare (virtual spring and full dynamic rope)."""
@@ -106,11 +67,10 @@ class Snare(AbstractScenario):
     fit_depths: Float[Array, " K"]
     fit_max_force: Float[Array, ""]
     end_distances: Float[Array, " D"]  # d_se grid of the surface fit
+    solver: SolverSettings  # of the dynamic solve (tolerances: scheme "tsit5")
     horizon_factor: float = eqx.field(static=True)
-    tolerances: tuple[float, float] = eqx.field(static=True)  # rtol, atol of the dynamic solve (tsit5)
     scheme: str = eqx.field(static=True)  # of the dynamic solve
     max_step: float = eqx.field(static=True)  # [s], semi_implicit
-    budget: tuple[int, int] = eqx.field(static=True)  # n_save, max_steps of the dynamic solve
     arm_masses: tuple = eqx.field(static=True)  # ((name, kg), ...) with mass_source = "arm"
     law: str = eqx.field(static=True)
     degree: int = eqx.field(static=True)
@@ -119,8 +79,8 @@ class Snare(AbstractScenario):
     method: str = eqx.field(static=True)
 
     @classmethod
-    def schema(cls) -> Schema:
-        return schema()
+    def config_fields(cls) -> dict:
+        return config_fields()
 
     @classmethod
     def from_config(cls, cfg: dict) -> "Snare":
@@ -130,20 +90,20 @@ class Snare(AbstractScenario):
         a = lambda x: jnp.asarray(x, dtype=float)  # noqa: E731
         rope = rope_spec(r, r["end_condition"])
         depths = jnp.linspace(0.0, vs["max_depth_m"], vs["n_depths"] + 1)[1:]
-        return cls(params=_params(cfg, arm), rope=rope, rings=SnareRings(s["ring_radius_m"], s["end_distance_m"]),
+        params = params_from_config(SnareParams, cfg, arm_mass=jnp.asarray(arm.get("selected", np.nan), dtype=float))
+        return cls(params=params, rope=rope, rings=SnareRings(s["ring_radius_m"], s["end_distance_m"]),
                    shaft=Shaft(cfg["shaft"]["radius_m"], cfg["shaft"]["axis"]), contact_exponent=a(cfg["contact"]["exponent"]),
                    fit_depths=depths, fit_max_force=a(vs["max_force_N"]), end_distances=a(vs["end_distances_m"]),
-                   horizon_factor=sim["horizon_factor"], tolerances=(sim["rtol"], sim["atol"]), scheme=sim["scheme"],
-                   max_step=sim["max_step_s"],
-                   budget=(sim["n_save"], sim["max_steps"]), arm_masses=tuple(arm.items()), law=cfg["contact"]["law"],
+                   solver=solver_settings(sim), horizon_factor=sim["horizon_factor"], scheme=sim["scheme"],
+                   max_step=sim["max_step_s"], arm_masses=tuple(arm.items()), law=cfg["contact"]["law"],
                    degree=vs["degree"], approach=s["approach"], mass_source=cfg["strike"]["mass_source"],
                    method=sim["method"])
 
     # ------------------------------------------------------------------ model
     @property
     def solver_settings(self) -> dict:
-        return {"rtol": self.tolerances[0], "atol": self.tolerances[1], "n_save": self.budget[0],
-                "max_steps": self.budget[1], "scheme": self.scheme, "max_step": self.max_step}
+        return {"rtol": self.solver.rtol, "atol": self.solver.atol, "n_save": self.solver.n_save,
+                "max_steps": self.solver.max_steps, "scheme": self.scheme, "max_step": self.max_step}
 
     def striking_mass(self, params: SnareParams):
         """The effective striking mass [kg]: the configured value, or the arm in series with the target."""
@@ -171,8 +131,9 @@ class Snare(AbstractScenario):
 
     def design_space(self) -> tuple[Parameter, ...]:
         node = Parameter("strike.node", 2, self.rope.n_sections, "-", "node", integer=True,
-                         help="1-based contact node")
-        return (node, MASS_PARAMETERS[self.mass_source]) + PARAMETERS
+                         help="1-based contact node")  # the rope's interior nodes
+        unused_mass = "target_mass" if self.mass_source == "value" else "mass"  # by strike.mass_source
+        return (node,) + tuple(p for p in super().design_space() if p.field != unused_mass)
 
     def read_data(self, path: Path) -> FitData:
         return read_peak_forces(self, path)

@@ -8,22 +8,27 @@ import dataclasses
 import numpy as np
 
 from ...actuation.drive import Drive, RestToRest, Tabulated
-from ...io.config import Field, Schema
+from ...io.config import Field
 from ...core.status import ConfigError
+from ...integrate import SolverSettings
+from ..robot_config import simulation_fields
+from ..snare.config import config_fields as snare_config_fields
 from ..snare.config import ring_problems
-from ..snare.config import schema as snare_schema
 
 DRIVES = ("rest_to_rest", "tabulated")
 SCHEMES = ("semi_implicit", "tsit5")
+SOLVER = SolverSettings(rtol=1e-6, atol=1e-9, n_save=2000, max_steps=2_000_000)
+"""Defaults of ``[simulation]`` (the tolerances and the step budget serve ``scheme = "tsit5"``)."""
 
 
-def schema() -> Schema:
-    """Config schema; ``[rope]`` and the law keys of ``[contact]`` are the one-rope scenario's fields (the ropes'
-    ends are pinned here: ``rope.end_condition`` is not offered; the bending spring is given as the rigidity
-    ``EI``, ``k_tor = EI / l_0``, so that ``n_sections`` only refines the same rope)."""
-    base = snare_schema().sections
+def config_fields() -> dict:
+    """The config keys other than the declared parameters (:class:`.scenario.ClosingParams`); ``[rope]`` and the
+    law keys of ``[contact]`` are the one-rope scenario's fields (the ropes' ends are pinned here:
+    ``rope.end_condition`` is not offered; the bending spring is given as the rigidity ``EI``,
+    ``k_tor = EI / l_0``, so that ``n_sections`` only refines the same rope)."""
+    base = snare_config_fields()
     pos = dict(gt=0.0)
-    return Schema({
+    return {
         "closing": {
             "ring_radius_m": Field("float", 0.15, **pos, help="R_cm of both rings"),
             "open_end_distance_m": Field("float", 0.26, **pos, help="d_se at psi = 0: 2 R sin(gamma_0)"),
@@ -39,29 +44,18 @@ def schema() -> Schema:
             "knot_times_s": Field("floats", [0.0, 1.0, 2.0], help="tabulated: strictly increasing, >= 0"),
             "knot_angles_deg": Field("floats", [0.0, 40.0, 59.85], help="tabulated: psi at the knots"),
         },
-        "rope": {**{k: f for k, f in base["rope"].items() if k not in ("bending_stiffness_N_m_rad", "end_condition")},
-                 "n_sections": dataclasses.replace(base["rope"]["n_sections"], default=20),
-                 "bending_rigidity_N_m2": Field("float", 0.020915, **pos, help="EI; k_tor = EI / section length")},
-        "shaft": {
-            "radius_m": base["shaft"]["radius_m"],
-            "mass_kg": Field("float", 41.7, **pos, help="free-floating target (paper Table 4)"),
-            "initial_position_m": Field("floats", [0.03, 0.04], length=2, help="in the ring plane"),
-            "initial_velocity_m_s": Field("floats", [0.0, -0.02], length=2),
-        },
+        "rope": {**{k: f for k, f in base["rope"].items() if k != "end_condition"},
+                 "n_sections": dataclasses.replace(base["rope"]["n_sections"], default=20)},
+        "shaft": {"radius_m": base["shaft"]["radius_m"]},
         "contact": {**base["contact"],
-                    "reference_speed_m_s": Field("float", 0.1, **pos, help="v_0 of lambda = chi k / v_0"),
                     "points_per_section": Field("int", 4, min=1, max=32, help="1 = contact at the nodes only")},
-        "simulation": {
-            "scheme": Field("str", "semi_implicit", choices=SCHEMES, help="semi_implicit: fixed step, contact "
-                            "dashpots implicit; tsit5: adaptive explicit (rtol, atol, max_steps)"),
-            "step_s": Field("float", 1e-5, gt=0.0, max=1e-3, help="semi_implicit: largest step (equal steps "
-                            "between saved times; stable below about 2 / (2 sqrt(k_tes / m_node)))"),
-            "rtol": Field("float", 1e-6, gt=0.0, max=1e-2),
-            "atol": Field("float", 1e-9, gt=0.0, max=1e-2),
-            "n_save": Field("int", 2000, min=10, max=100_000),
-            "max_steps": Field("int", 2_000_000, min=100),
-        },
-    })
+        "simulation": simulation_fields(
+            SOLVER, min_save=10,
+            scheme=Field("str", "semi_implicit", choices=SCHEMES, help="semi_implicit: fixed step, contact "
+                         "dashpots implicit; tsit5: adaptive explicit (rtol, atol, max_steps)"),
+            step_s=Field("float", 1e-5, gt=0.0, max=1e-3, help="semi_implicit: largest step (equal steps "
+                         "between saved times; stable below about 2 / (2 sqrt(k_tes / m_node)))")),
+    }
 
 
 def max_ring_angle(cfg: dict) -> float:

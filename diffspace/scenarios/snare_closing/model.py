@@ -45,7 +45,6 @@ solve (Diffrax).
 
 from __future__ import annotations
 
-import diffrax
 import equinox as eqx
 import jax
 import jax.numpy as jnp
@@ -56,7 +55,7 @@ from ...actuation.drive import Drive
 from ...bodies import Rope, Shaft, SnareRings, arc_guess, equilibrium
 from ...bodies.rope import assemble
 from ...contact import AbstractContactLaw, safe_power
-from ...integrate import solve_adjoint
+from ...integrate import SolverSettings, solve_smooth
 from ...core.spatial import safe_norm
 
 
@@ -206,16 +205,10 @@ def initial_state(model: ClosingModel, shaft_position, shaft_velocity) -> tuple[
                         jnp.zeros(3), zero, zero, zero), ok
 
 
-def closing_solve(model: ClosingModel, y0: ClosingState, t_end, *, rtol=1e-6, atol=1e-9, n_save: int = 1000,
-                  max_steps: int = 1_000_000, adjoint=None):
-    """One Tsit5 + PID solve over ``[0, t_end]`` saving ``n_save`` states (``throw=False``: check
+def closing_solve(model: ClosingModel, y0: ClosingState, t_end, settings: SolverSettings, *, adjoint=None):
+    """One adaptive Tsit5 solve over ``[0, t_end]`` (:func:`~diffspace.integrate.solve_smooth`; check
     ``sol.result``). The axial modes set the step (``omega ~ 2 sqrt(k_tes / m_i)``, ~N^2)."""
-    return diffrax.diffeqsolve(
-        diffrax.ODETerm(closing_field), diffrax.Tsit5(), t0=0.0, t1=t_end, dt0=None, y0=y0, args=model,
-        saveat=diffrax.SaveAt(ts=jnp.linspace(0.0, t_end, n_save)),
-        stepsize_controller=diffrax.PIDController(rtol=rtol, atol=atol), max_steps=max_steps, throw=False,
-        adjoint=solve_adjoint(adjoint),
-    )
+    return solve_smooth(closing_field, y0, t_end, settings, args=model, adjoint=adjoint)
 
 
 def contact_potential(model: ClosingModel, x, p) -> Float[Array, ""]:

@@ -44,15 +44,12 @@ class ClosingOutcome(eqx.Module):
 
 def _dynamics(scenario, model: ClosingModel, y0: ClosingState):
     """The closing dynamics by the configured scheme: ``(ts, ys, steps, ok)``."""
-    n_save = scenario.budget[0]
     if scenario.scheme == "semi_implicit":
         step = lambda t, y, h: semi_implicit_step(model, t, y, h)  # noqa: E731
-        sol = fixed_step_solve(step, y0, scenario.end_time, n_save, scenario.steps_per_save)
+        sol = fixed_step_solve(step, y0, scenario.end_time, scenario.solver.n_save, scenario.steps_per_save)
         stable = scenario.step_length * highest_frequency(model.rope) <= STABLE_PRODUCT
         return sol.ts, sol.ys, sol.num_steps, sol.finite & stable
-    (rtol, atol), max_steps = scenario.tolerances, scenario.budget[1]
-    sol = closing_solve(model, y0, scenario.end_time, rtol=rtol, atol=atol, n_save=n_save, max_steps=max_steps,
-                        adjoint=scenario.adjoint)
+    sol = closing_solve(model, y0, scenario.end_time, scenario.solver, adjoint=scenario.adjoint)
     return sol.ts, sol.ys, sol.stats["num_steps"], sol.result == diffrax.RESULTS.successful
 
 

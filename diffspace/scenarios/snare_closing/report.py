@@ -173,7 +173,7 @@ def diagnose(scenario, out) -> str:
                 "(35)-(36)) did not converge")
     if status == Status.SOLVER_FAILURE:
         if scenario.scheme == "semi_implicit":
-            return (f"phase 'closing dynamics': the fixed-step solve ({scenario.solver_settings['step_s']:.3g} s) "
+            return (f"phase 'closing dynamics': the fixed-step solve ({float(scenario.step_length):.3g} s) "
                     "cannot follow this rope (its highest frequency times the step exceeds "
                     f"{STABLE_PRODUCT}, or the state diverged): lower simulation.step_s")
         return (f"phase 'closing dynamics': the ODE solver stopped after {int(out.solver_steps)} steps "

@@ -22,27 +22,20 @@ from jaxtyping import Array, Float
 from ...actuation.drive import Drive, RestToRest
 from ...bodies import RopeSpec, Shaft, SnareRings
 from ...contact import ContactLaw
-from ...io.config import Schema
+from ...integrate import SolverSettings
 from ...core.status import ConfigError
 from ..base import AbstractParams, AbstractScenario, Parameter
+from ..declare import declared
+from ..declare import from_config as params_from_config
+from ..robot_config import solver_settings
 from ..snare.config import rope_spec
+from ..snare.params import AXIAL_RIGIDITY, CONTACT_RESTITUTION, CONTACT_STIFFNESS
 from . import report
 from .analysis import axis_distance
-from .config import build_drive, check_config, max_ring_angle, schema, steps_per_save
+from .config import build_drive, check_config, config_fields, max_ring_angle, steps_per_save
 from .model import ClosingModel, initial_state, rope_nodes
 from .outcome import OUTCOMES, ClosingOutcome, closing_metrics, simulate_closing
 from .semi_implicit import STABLE_PRODUCT, highest_frequency
-
-PARAMETERS = (
-    Parameter("shaft.mass_kg", 1e-2, 1e5, "kg", "shaft_mass", log=True),
-    Parameter("rope.bending_rigidity_N_m2", 1e-4, 10.0, "N m²", "bending_rigidity", log=True),
-    Parameter("rope.axial_rigidity_N", 1e3, 1e7, "N", "axial_rigidity", log=True),
-    Parameter("contact.stiffness_N_m_n", 1e4, 1e10, "N/mⁿ", "contact_stiffness", log=True),
-    Parameter("contact.restitution_c", 1e-3, 1.0, "-", "contact_restitution"),
-    Parameter("contact.reference_speed_m_s", 1e-3, 10.0, "m/s", "reference_speed", log=True),
-) + tuple(Parameter(f"shaft.initial_{name}[{i}]", -1.0, 1.0, unit, f"shaft_{field}", index=i)
-          for name, field, unit in (("position_m", "position", "m"), ("velocity_m_s", "velocity", "m/s")) for i in (0, 1))
-
 
 def _drive_parameters(max_angle_deg: float) -> tuple[Parameter, ...]:
     """The rest-to-rest drive's design variables (the final angle bounded by the snare's largest ring angle)."""
@@ -52,15 +45,22 @@ def _drive_parameters(max_angle_deg: float) -> tuple[Parameter, ...]:
 
 
 class ClosingParams(AbstractParams):
-    drive: Drive  # ring angle psi(t) [rad]
-    shaft_mass: Float[Array, ""]
-    shaft_position: Float[Array, "2"]  # in the ring plane, at t = 0
-    shaft_velocity: Float[Array, "2"]
-    bending_rigidity: Float[Array, ""]  # EI
-    axial_rigidity: Float[Array, ""]  # EA
-    contact_stiffness: Float[Array, ""]
-    contact_restitution: Float[Array, ""]
-    reference_speed: Float[Array, ""]  # v_0 of the contact damping
+    """The drive, the shaft, the ropes and their contact law (the rope's ``EA`` and the law shared with the
+    one-rope snare: :mod:`diffspace.scenarios.snare.params`)."""
+
+    drive: Drive  # ring angle psi(t) [rad]; its design variables depend on its kind (_drive_parameters)
+    shaft_mass: Float[Array, ""] = declared("shaft.mass_kg", 41.7, gt=0.0, design=(1e-2, 1e5), log=True,
+                                            help="free-floating target (paper Table 4)")
+    bending_rigidity: Float[Array, ""] = declared("rope.bending_rigidity_N_m2", 0.020915, gt=0.0, design=(1e-4, 10.0),
+                                                  log=True, help="EI; k_tor = EI / section length")
+    axial_rigidity: Float[Array, ""] = declared(AXIAL_RIGIDITY)
+    contact_stiffness: Float[Array, ""] = declared(CONTACT_STIFFNESS)
+    contact_restitution: Float[Array, ""] = declared(CONTACT_RESTITUTION)
+    reference_speed: Float[Array, ""] = declared("contact.reference_speed_m_s", 0.1, gt=0.0, design=(1e-3, 10.0),
+                                                 log=True, help="v_0 of lambda = chi k / v_0")
+    shaft_position: Float[Array, "2"] = declared("shaft.initial_position_m", [0.03, 0.04], design=(-1.0, 1.0),
+                                                 help="in the ring plane")  # at t = 0
+    shaft_velocity: Float[Array, "2"] = declared("shaft.initial_velocity_m_s", [0.0, -0.02], design=(-1.0, 1.0))
 
 
 class SnareClosing(AbstractScenario):
@@ -75,38 +75,31 @@ class SnareClosing(AbstractScenario):
     shaft: Shaft
     contact_exponent: Float[Array, ""]
     end_time: Float[Array, ""]
+    solver: SolverSettings  # n_save; tolerances and step budget of scheme "tsit5"
     psi_max_deg: float = eqx.field(static=True)
     scheme: str = eqx.field(static=True)  # "semi_implicit" (fixed step) or "tsit5" (adaptive)
     stable_rigidity: tuple[float, float] = eqx.field(static=True)  # semi_implicit: largest EA [N], EI [N m^2]
     steps_per_save: int = eqx.field(static=True)  # semi_implicit: equal steps between two saved times
-    tolerances: tuple[float, float] = eqx.field(static=True)  # tsit5: rtol, atol
-    budget: tuple[int, int] = eqx.field(static=True)  # n_save, tsit5's max_steps
     law: str = eqx.field(static=True)
     n_ropes: int = eqx.field(static=True)
     points_per_section: int = eqx.field(static=True)
 
     @classmethod
-    def schema(cls) -> Schema:
-        return schema()
+    def config_fields(cls) -> dict:
+        return config_fields()
 
     @classmethod
     def from_config(cls, cfg: dict) -> "SnareClosing":
         check_config(cfg)
         c, s, r, k, sim = cfg["closing"], cfg["shaft"], cfg["rope"], cfg["contact"], cfg["simulation"]
         a = lambda x: jnp.asarray(x, dtype=float)  # noqa: E731
-        params = ClosingParams(
-            drive=build_drive(cfg["drive"]), shaft_mass=a(s["mass_kg"]), shaft_position=a(s["initial_position_m"]),
-            shaft_velocity=a(s["initial_velocity_m_s"]), bending_rigidity=a(r["bending_rigidity_N_m2"]),
-            axial_rigidity=a(r["axial_rigidity_N"]), contact_stiffness=a(k["stiffness_N_m_n"]),
-            contact_restitution=a(k["restitution_c"]), reference_speed=a(k["reference_speed_m_s"]))
+        params = params_from_config(ClosingParams, cfg, drive=build_drive(cfg["drive"]))
         scenario = cls(params=params, rope=rope_spec(r, "pinned"),
                        rings=SnareRings(c["ring_radius_m"], c["open_end_distance_m"], 1.0), shaft=Shaft(s["radius_m"]),
-                       contact_exponent=a(k["exponent"]), end_time=a(c["end_time_s"]),
+                       contact_exponent=a(k["exponent"]), end_time=a(c["end_time_s"]), solver=solver_settings(sim),
                        psi_max_deg=float(np.rad2deg(max_ring_angle(cfg))), scheme=sim["scheme"],
                        steps_per_save=steps_per_save(c["end_time_s"], sim["n_save"], sim["step_s"]),
-                       stable_rigidity=(np.inf, np.inf),
-                       tolerances=(sim["rtol"], sim["atol"]),
-                       budget=(sim["n_save"], sim["max_steps"]), law=k["law"], n_ropes=c["n_ropes"],
+                       stable_rigidity=(np.inf, np.inf), law=k["law"], n_ropes=c["n_ropes"],
                        points_per_section=k["points_per_section"])
         scenario.check_step()
         scenario.check_clearance()
@@ -114,16 +107,9 @@ class SnareClosing(AbstractScenario):
 
     # ------------------------------------------------------------------ model
     @property
-    def solver_settings(self) -> dict:
-        if self.scheme == "semi_implicit":
-            return {"scheme": "semi_implicit", "step_s": float(self.step_length), "n_save": self.budget[0]}
-        return {"scheme": "tsit5", "rtol": self.tolerances[0], "atol": self.tolerances[1], "n_save": self.budget[0],
-                "max_steps": self.budget[1]}
-
-    @property
     def step_length(self) -> Float[Array, ""]:
         """The semi-implicit scheme's step ``h`` [s]."""
-        return self.end_time / ((self.budget[0] - 1) * self.steps_per_save)
+        return self.end_time / ((self.solver.n_save - 1) * self.steps_per_save)
 
     def check_step(self) -> None:
         """``ConfigError`` if the configured rope is too stiff for the semi-implicit step (host side)."""
@@ -179,7 +165,7 @@ class SnareClosing(AbstractScenario):
         return closing_metrics(self, params)
 
     def design_space(self) -> tuple[Parameter, ...]:
-        space = tuple(self._stable_bound(p) for p in PARAMETERS)
+        space = tuple(self._stable_bound(p) for p in super().design_space())
         if isinstance(self.params.drive, RestToRest):
             return space + _drive_parameters(self.psi_max_deg)
         return space
