@@ -315,19 +315,19 @@ def _pressed_residual(z, args):
     rope, first, last, attach, node, u, target = args
     x_inner, force = z
     external = jnp.zeros_like(x_inner).at[node - 1].set(force * u)
-    r = static_residual(rope, x_inner, first, last, external, attach) / jnp.mean(rope.axial_stiffness)
-    return r, x_inner[node - 1] @ u - target
+    scale = jnp.mean(rope.axial_stiffness)
+    return static_residual(rope, x_inner, first, last, external, attach) / scale, (x_inner[node - 1] @ u - target) / scale
 
 
 def _pressed_step(z, args, b):
-    """``J^{-1} b`` for the bordered Jacobian ``[[-K / k, c / k], [c^T, 0]]`` of :func:`_pressed_residual`
-    (``c = u e_n``): with ``a = -k K^{-1} b_1`` and ``s = K^{-1} c``, ``dF = (b_2 - c . a) / (c . s)`` and
+    """``J^{-1} b`` for the symmetric bordered Jacobian ``[[-K, c], [c^T, 0]] / k`` of :func:`_pressed_residual`
+    (``c = u e_n``): with ``a = -k K^{-1} b_1`` and ``s = K^{-1} c``, ``dF = (k b_2 - c . a) / (c . s)`` and
     ``dx = a + dF s``."""
     rope, first, last, attach, node, u, _ = args
     c = jnp.zeros_like(z[0]).at[node - 1].set(u)
     a, s = jnp.moveaxis(_inner_stiffness(rope, z[0], first, last, attach).solve(
         jnp.stack([-jnp.mean(rope.axial_stiffness) * b[0], c], axis=-1)), -1, 0)
-    d_force = (b[1] - jnp.sum(c * a)) / jnp.sum(c * s)
+    d_force = (jnp.mean(rope.axial_stiffness) * b[1] - jnp.sum(c * a)) / jnp.sum(c * s)
     return a + d_force * s, d_force
 
 
@@ -336,7 +336,8 @@ def pressed_equilibrium(rope: Rope, x_start, first, last, node: int, direction, 
     r"""Equilibrium with node ``node`` (0-based, interior) displaced by ``depth`` along ``direction`` from its
     position in ``x_start`` (displacement control, paper Eq. (40) solved for ``F_c``).
 
-    Unknowns ``(x_inner, F_c)``; equations ``-dV/dx + F_c u e_n = 0`` and ``(x_n - x_n^0) . u = depth``. Unlike
+    Unknowns ``(x_inner, F_c)``; equations ``-dV/dx + F_c u e_n = 0`` and ``(x_n - x_n^0) . u = depth`` (both over
+    the mean axial stiffness, which makes the Jacobian symmetric; the second holds after the first step). Unlike
     force control this also follows a softening branch past its limit load. Newton as in :func:`equilibrium`,
     the bordered Jacobian solved by two banded solves. Returns ``(x_inner, F_c, ok)``.
     """

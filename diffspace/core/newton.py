@@ -12,7 +12,8 @@ or after ``max_steps`` steps. The Jacobian is never materialised: the caller's `
 
 .. math:: \dot y^* = -J(y^*)^{-1}\, \partial_{args} F(y^*, args)\,\dot{args},
 
-one more ``solve`` (forward mode; reverse mode transposes it).
+one more ``solve``, declared linear (``lax.custom_linear_solve``) with a symmetric Jacobian, so that reverse mode
+transposes it by the same solve.
 """
 
 from __future__ import annotations
@@ -60,7 +61,9 @@ def _root_jvp(residual, solve, max_steps, primals, tangents):
     y0, args, tolerances = primals
     y, ok = _root(residual, solve, y0, args, tolerances, max_steps)
     _, d_f = jax.jvp(lambda a: residual(y, a), (args,), (tangents[1],))
-    d_y = jax.tree.map(jnp.negative, solve(y, args, d_f))
+    jacobian = lambda v: jax.jvp(lambda z: residual(z, args), (y,), (v,))[1]  # noqa: E731
+    d_y = jax.lax.custom_linear_solve(jacobian, jax.tree.map(jnp.negative, d_f), lambda _, b: solve(y, args, b),
+                                      symmetric=True)
     return (y, ok), (d_y, np.zeros(np.shape(ok), jax.dtypes.float0))
 
 
@@ -68,5 +71,5 @@ def newton_root(residual: Callable, solve: Callable, y0: PyTree, args: PyTree, *
                 max_steps: int) -> tuple[PyTree, Bool[Array, ""]]:
     """``(y*, converged)`` with ``residual(y*, args) = 0`` from ``y0`` (module notes). ``residual(y, args)`` and
     ``solve(y, args, b) = J(y)^{-1} b`` must be functions of their arguments only (no captured arrays: only
-    ``args`` are differentiated); ``y0`` gets no derivative."""
+    ``args`` are differentiated), and the Jacobian ``J`` symmetric; ``y0`` gets no derivative."""
     return _root(residual, solve, jax.lax.stop_gradient(y0), args, (rtol, atol), max_steps)
