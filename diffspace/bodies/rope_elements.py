@@ -1,5 +1,5 @@
 r"""The rope's elastic energy element by element (seed: Cai et al. 2021, Aerospace 8:381, Eqs. (26), (37)-(39)),
-with its gradient and Hessian assembled from per-element derivatives.
+with its gradient assembled from per-element derivatives.
 
 The energy :math:`V = \sum_\text{sections} V_a(x_i, x_{i+1}) + \sum_\text{triples} V_b(p_0, p_1, p_2)` is a sum
 of local terms: an axial spring per section (two nodes) and a bending spring per *bend triple* (three
@@ -8,14 +8,13 @@ points). The triples are the interior nodes ``(x_{i-1}, x_i, x_{i+1})`` and, for
 and the end section (:mod:`diffspace.bodies.rope`). Every triple point is a node plus a constant offset, so
 the map from nodes to element points is a gather with static indices and
 
-.. math:: \nabla V = \sum_e P_e^T \nabla V_e,\qquad \nabla^2 V = \sum_e P_e^T \nabla^2 V_e\, P_e
+.. math:: \nabla V = \sum_e P_e^T \nabla V_e
 
-with ``P_e`` the 0/1 selection of element ``e``'s nodes: per-element derivatives by autodiff of one small
-function (``vmap`` over the elements) and one scatter-add. The Hessian is what every Newton solve of the rope
-statics and the linearised stiffness need; computed this way it costs one vmapped 9x9 Hessian instead of a
-forward-over-reverse pass over the whole rope, a fraction of the compiled program. Inside a time step the forces
-come instead from :func:`bend_linearisation`, the bend vectors' derivative in closed form (half the cost of the
-autodiff gradient and dashpot forces, and no gather or scatter).
+with ``P_e`` the 0/1 selection of element ``e``'s nodes: per-element gradients by autodiff of one small
+function (``vmap`` over the elements) and one scatter-add (the residual of every static solve). The Hessian,
+the stiffness matrix, is in closed form and banded in :mod:`diffspace.bodies.rope_stiffness`. Inside a time
+step the forces come instead from :func:`bend_linearisation`, the bend vectors' derivative in closed form (half
+the cost of the autodiff gradient and dashpot forces, and no gather or scatter).
 """
 
 from __future__ import annotations
