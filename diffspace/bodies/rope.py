@@ -30,7 +30,8 @@ the bend being concentrated in a half cell; we keep the same ``k_tor``: the clam
 
 Elastic elements (potential ``V = V_axial + V_bend``; conservative forces are ``-dV/dx``: in the dynamics in
 closed form (:meth:`Rope.forces`), in the statics assembled from per-element autodiff in
-:mod:`diffspace.bodies.rope_elements`, which also gives their Hessian):
+:mod:`diffspace.bodies.rope_elements`; their Hessian, the stiffness matrix, in closed form and banded in
+:mod:`diffspace.bodies.rope_stiffness`):
 
 * **axial spring with damping**, Eq. (26): ``T_i = k_tes dl_i + c_tes dl_i/dt`` along section ``i``.
   The paper's spring acts only in tension. **Compression.** A chain of tension-only springs whose ends are
@@ -58,20 +59,13 @@ from __future__ import annotations
 import equinox as eqx
 import jax
 import jax.numpy as jnp
-import optimistix as optx
 from jaxtyping import Array, ArrayLike, Float
 
-from ..core.spatial import safe_norm
 from ..contact.forces import ContactLaw
-from .rope_elements import (
-    axial_gain,
-    bend_linearisation,
-    bend_vector,
-    section_energies,
-    stiff_gradient,
-    triple_energies,
-    triple_points,
-)
+from ..core.newton import newton_root
+from ..core.spatial import safe_norm
+from .rope_elements import axial_gain, bend_linearisation, bend_vector, section_energies, triple_energies, triple_points
+from .rope_stiffness import stiff_gradient, stiffness_bands
 
 END_CONDITIONS = ("pinned", "clamped")
 
@@ -195,12 +189,16 @@ class Rope(eqx.Module):
         rate = jnp.sum(d * dv, axis=-1) / length
         return self._axial_gain(stretch) * (self.axial_stiffness * stretch + self.axial_damping * rate)
 
-    def _chain(self, x, attach):
+    def chain(self, x, attach):
         """The points whose consecutive triples are the bend triples: the nodes, and for a clamped rope the
         fitting offsets ``x_1 - t_A`` before and ``x_{N+1} + t_B`` after them (clamp A, interior nodes, clamp B)."""
         if not self.clamped:
             return x
         return jnp.concatenate([x[..., :1, :] - attach[..., :1, :], x, x[..., -1:, :] + attach[..., 1:, :]], axis=-2)
+
+    def chain_rest_bends(self) -> Float[Array, "M 3"]:
+        """Rest rotation vectors of the :meth:`chain`'s consecutive triples (the clamps' are zero)."""
+        return jnp.pad(self.rest_bend, ((1, 1), (0, 0))) if self.clamped else self.rest_bend
 
     def forces(self, x: Float[Array, "*R N1 3"], v: Float[Array, "*R N1 3"], attach=None,
                attach_rate=None) -> tuple[Float[Array, "*R N1 3"], Float[Array, "*R N1 3"]]:
@@ -222,10 +220,10 @@ class Rope(eqx.Module):
             return pad_nodes(tension * u, 0, 1) - pad_nodes(tension * u, 1, 0)
 
         rate_ends = None if attach is None else jnp.zeros_like(attach) if attach_rate is None else attach_rate
-        p, p_dot = self._chain(x, attach), self._chain(v, rate_ends)
+        p, p_dot = self.chain(x, attach), self.chain(v, rate_ends)
         phi, phi_dot, transpose = bend_linearisation(p[..., :-2, :], p[..., 1:-1, :], p[..., 2:, :],
                                                      p_dot[..., :-2, :], p_dot[..., 1:-1, :], p_dot[..., 2:, :])
-        rest = jnp.pad(self.rest_bend, ((1, 1), (0, 0))) if self.clamped else self.rest_bend
+        rest = self.chain_rest_bends()
 
         def bending(moment):  # -(dphi/dx)^T moment on the chain's points, folded onto the nodes
             ga, gb, gc = transpose(moment)
@@ -282,18 +280,55 @@ def static_residual(rope: Rope, x_inner, first, last, external=None, attach=None
     return g if external is None else g + external
 
 
+def _equilibrium_residual(x_inner, args):
+    rope, first, last, external, attach = args
+    return static_residual(rope, x_inner, first, last, external, attach) / jnp.mean(rope.axial_stiffness)
+
+
+def _inner_stiffness(rope: Rope, x_inner, first, last, attach):
+    """Banded stiffness of the interior nodes (the ends are prescribed)."""
+    return stiffness_bands(rope, assemble(x_inner, first, last), rope.fittings(attach)).inner()
+
+
+def _equilibrium_step(x_inner, args, b):
+    """``J^{-1} b`` for the Jacobian ``J = -K / k`` of :func:`_equilibrium_residual`."""
+    rope, first, last, _, attach = args
+    return -jnp.mean(rope.axial_stiffness) * _inner_stiffness(rope, x_inner, first, last, attach).solve(b)
+
+
+def _newton_tolerances(rope: Rope, tol: float) -> dict:
+    return {"rtol": tol, "atol": tol * jnp.mean(rope.rest_lengths)}
+
+
 def equilibrium(rope: Rope, x_guess, first, last, external=None, *, attach=None, tol: float = 1e-12,
                 max_steps: int = 64):
     """Interior node positions in static equilibrium (Eqs. (35)-(36)): Newton on :func:`static_residual`
-    (Optimistix; differentiable in ``rope``/ends/loads by the implicit function theorem). Returns
-    ``(x_inner, ok)``; start from a nearby shape (e.g. a circular arc of the rope's length). ``attach``: the
-    fitting axes of a clamped rope."""
-    def fn(xi, args):
-        return static_residual(rope, xi, first, last, external, attach) / jnp.mean(rope.axial_stiffness)
+    (scaled by the mean axial stiffness ``k``) with the banded stiffness solve (:mod:`diffspace.core.newton`,
+    :mod:`diffspace.bodies.rope_stiffness`; differentiable in ``rope``/ends/loads by the implicit function
+    theorem). Returns ``(x_inner, ok)``; start from a nearby shape (e.g. a circular arc of the rope's length).
+    ``attach``: the fitting axes of a clamped rope."""
+    return newton_root(_equilibrium_residual, _equilibrium_step, x_guess, (rope, first, last, external, attach),
+                       max_steps=max_steps, **_newton_tolerances(rope, tol))
 
-    sol = optx.root_find(fn, optx.Newton(rtol=tol, atol=tol * jnp.mean(rope.rest_lengths)),
-                         jax.lax.stop_gradient(x_guess), max_steps=max_steps, throw=False)
-    return sol.value, sol.result == optx.RESULTS.successful
+
+def _pressed_residual(z, args):
+    rope, first, last, attach, node, u, target = args
+    x_inner, force = z
+    external = jnp.zeros_like(x_inner).at[node - 1].set(force * u)
+    scale = jnp.mean(rope.axial_stiffness)
+    return static_residual(rope, x_inner, first, last, external, attach) / scale, (x_inner[node - 1] @ u - target) / scale
+
+
+def _pressed_step(z, args, b):
+    """``J^{-1} b`` for the symmetric bordered Jacobian ``[[-K, c], [c^T, 0]] / k`` of :func:`_pressed_residual`
+    (``c = u e_n``): with ``a = -k K^{-1} b_1`` and ``s = K^{-1} c``, ``dF = (k b_2 - c . a) / (c . s)`` and
+    ``dx = a + dF s``."""
+    rope, first, last, attach, node, u, _ = args
+    c = jnp.zeros_like(z[0]).at[node - 1].set(u)
+    a, s = jnp.moveaxis(_inner_stiffness(rope, z[0], first, last, attach).solve(
+        jnp.stack([-jnp.mean(rope.axial_stiffness) * b[0], c], axis=-1)), -1, 0)
+    d_force = (jnp.mean(rope.axial_stiffness) * b[1] - jnp.sum(c * a)) / jnp.sum(c * s)
+    return a + d_force * s, d_force
 
 
 def pressed_equilibrium(rope: Rope, x_start, first, last, node: int, direction, depth, *, attach=None,
@@ -301,23 +336,17 @@ def pressed_equilibrium(rope: Rope, x_start, first, last, node: int, direction, 
     r"""Equilibrium with node ``node`` (0-based, interior) displaced by ``depth`` along ``direction`` from its
     position in ``x_start`` (displacement control, paper Eq. (40) solved for ``F_c``).
 
-    Unknowns ``(x_inner, F_c)``; equations ``-dV/dx + F_c u e_n = 0`` and ``(x_n - x_n^0) . u = depth``. Unlike
-    force control this also follows a softening branch past its limit load. Returns ``(x_inner, F_c, ok)``.
+    Unknowns ``(x_inner, F_c)``; equations ``-dV/dx + F_c u e_n = 0`` and ``(x_n - x_n^0) . u = depth`` (both over
+    the mean axial stiffness, which makes the Jacobian symmetric; the second holds after the first step). Unlike
+    force control this also follows a softening branch past its limit load. Newton as in :func:`equilibrium`,
+    the bordered Jacobian solved by two banded solves. Returns ``(x_inner, F_c, ok)``.
     """
     u = jnp.asarray(direction, float)
-    anchor = x_start[node - 1] @ u
-    scale = jnp.mean(rope.axial_stiffness)
-
-    def fn(z, args):
-        xi, fc = z
-        ext = jnp.zeros_like(xi).at[node - 1].set(fc * u)
-        r = static_residual(rope, xi, first, last, ext, attach) / scale
-        return r, (xi[node - 1] @ u - anchor - depth)
-
-    z0 = jax.lax.stop_gradient((x_start, jnp.zeros(())))
-    sol = optx.root_find(fn, optx.Newton(rtol=tol, atol=tol * jnp.mean(rope.rest_lengths)), z0,
-                         max_steps=max_steps, throw=False)
-    return sol.value[0], sol.value[1], sol.result == optx.RESULTS.successful
+    target = x_start[node - 1] @ u + depth
+    z0 = (x_start, jnp.zeros(()))
+    (x_inner, force), ok = newton_root(_pressed_residual, _pressed_step, z0, (rope, first, last, attach, node, u, target),
+                                       max_steps=max_steps, **_newton_tolerances(rope, tol))
+    return x_inner, force, ok
 
 
 # ---------------------------------------------------------------------------------------------- contact

@@ -1,5 +1,5 @@
 r"""The rope's elastic energy element by element (seed: Cai et al. 2021, Aerospace 8:381, Eqs. (26), (37)-(39)),
-with its gradient and Hessian assembled from per-element derivatives.
+with its gradient assembled from per-element derivatives.
 
 The energy :math:`V = \sum_\text{sections} V_a(x_i, x_{i+1}) + \sum_\text{triples} V_b(p_0, p_1, p_2)` is a sum
 of local terms: an axial spring per section (two nodes) and a bending spring per *bend triple* (three
@@ -8,14 +8,13 @@ points). The triples are the interior nodes ``(x_{i-1}, x_i, x_{i+1})`` and, for
 and the end section (:mod:`diffspace.bodies.rope`). Every triple point is a node plus a constant offset, so
 the map from nodes to element points is a gather with static indices and
 
-.. math:: \nabla V = \sum_e P_e^T \nabla V_e,\qquad \nabla^2 V = \sum_e P_e^T \nabla^2 V_e\, P_e
+.. math:: \nabla V = \sum_e P_e^T \nabla V_e
 
-with ``P_e`` the 0/1 selection of element ``e``'s nodes: per-element derivatives by autodiff of one small
-function (``vmap`` over the elements) and one scatter-add. The Hessian is what every Newton solve of the rope
-statics and the linearised stiffness need; computed this way it costs one vmapped 9x9 Hessian instead of a
-forward-over-reverse pass over the whole rope, a fraction of the compiled program. Inside a time step the forces
-come instead from :func:`bend_linearisation`, the bend vectors' derivative in closed form (half the cost of the
-autodiff gradient and dashpot forces, and no gather or scatter).
+with ``P_e`` the 0/1 selection of element ``e``'s nodes: per-element gradients by autodiff of one small
+function (``vmap`` over the elements) and one scatter-add (the residual of every static solve). The Hessian,
+the stiffness matrix, is in closed form and banded in :mod:`diffspace.bodies.rope_stiffness`. Inside a time
+step the forces come instead from :func:`bend_linearisation`, the bend vectors' derivative in closed form (half
+the cost of the autodiff gradient and dashpot forces, and no gather or scatter).
 """
 
 from __future__ import annotations
@@ -66,19 +65,8 @@ def bend_linearisation(a: Float[Array, "*M 3"], b: Float[Array, "*M 3"], c: Floa
     ``mu``: ``nu = g mu + h_1 (mu . w) w`` gives ``de^T: f x nu + h_2 (mu . w) f`` and ``df^T: nu x e + h_2 (mu . w) e``.
     Equal to autodiff of :func:`bend_vector` to round-off (``tests/test_rope.py``) at half the cost inside a time
     step (measured: the three closing ropes' forces 12.6 against 22.7 us)."""
-    d1, d2 = b - a, c - b
-    l1, l2 = safe_norm(d1)[..., None], safe_norm(d2)[..., None]
-    e, f = d1 / l1, d2 / l2
-    w = jnp.cross(e, f)
-    cos_b = _dot(e, f)
-    q = _dot(w, w)
-    small = q < 1e-12
-    q_safe = jnp.where(small, 1.0, q)
-    s = jnp.sqrt(q_safe)
-    r = q + cos_b**2
-    g = jnp.where(small, 1.0 / cos_b - q / (3.0 * cos_b**3), jnp.arctan2(s, cos_b) / s)
-    h1 = jnp.where(small, -2.0 / (3.0 * cos_b**3), (cos_b / r - g) / q_safe)
-    h2 = jnp.where(small, q / cos_b**4 - 1.0 / cos_b**2, -1.0 / r)
+    (l1, l2), (e, f), w, cos_b, q = triple_frame(a, b, c)
+    g, h1, h2 = bend_factors(q, cos_b)
 
     def tangent_plane(vec, unit, length):  # (I - u u^T) vec / l
         return (vec - _dot(unit, vec) * unit) / length
@@ -95,6 +83,29 @@ def bend_linearisation(a: Float[Array, "*M 3"], b: Float[Array, "*M 3"], c: Floa
         return -g1, g1 - g2, g2
 
     return g * w, phi_dot, transpose
+
+
+def triple_frame(a, b, c):
+    """Section lengths ``(l_1, l_2)`` and unit sections ``(e, f)`` of the triples ``(a, b, c)``, ``w = e x f``,
+    ``cos = e . f`` and ``q = |w|^2`` (lengths, ``cos`` and ``q`` keep a trailing axis of 1)."""
+    d1, d2 = b - a, c - b
+    l1, l2 = safe_norm(d1)[..., None], safe_norm(d2)[..., None]
+    e, f = d1 / l1, d2 / l2
+    w = jnp.cross(e, f)
+    return (l1, l2), (e, f), w, _dot(e, f), _dot(w, w)
+
+
+def bend_factors(q, cos_b):
+    """``g = atan2(sqrt q, cos) / sqrt q`` of :func:`bend_vector`, ``h_1 = 2 dg/dq`` and ``h_2 = dg/dcos`` (the
+    series branch's derivatives near ``q = 0``)."""
+    small = q < 1e-12
+    q_safe = jnp.where(small, 1.0, q)
+    s = jnp.sqrt(q_safe)
+    r = q + cos_b**2
+    g = jnp.where(small, 1.0 / cos_b - q / (3.0 * cos_b**3), jnp.arctan2(s, cos_b) / s)
+    h1 = jnp.where(small, -2.0 / (3.0 * cos_b**3), (cos_b / r - g) / q_safe)
+    h2 = jnp.where(small, q / cos_b**4 - 1.0 / cos_b**2, -1.0 / r)
+    return g, h1, h2
 
 
 def _dot(a, b):
@@ -172,53 +183,3 @@ def elastic_gradient(rope, x: Float[Array, "N1 3"], attach=None) -> Float[Array,
     g_triples = jax.vmap(jax.grad(triple_energy), _TRIPLE_AXES)(*_triple_args(rope, x, attach))
     g = jnp.zeros((n1, 3), g_sections.dtype).at[section_pairs(n1)].add(g_sections)
     return g.at[bend_triples(n1, rope.clamped)].add(g_triples)
-
-
-def _scatter_hessian(h, local, index):
-    """Add element Hessians ``local (M, k, 3, k, 3)`` at node indices ``index (M, k)``."""
-    return h.at[index[:, :, None], :, index[:, None, :], :].add(local.transpose(0, 1, 3, 2, 4))
-
-
-@jax.jit
-def elastic_hessian(rope, x: Float[Array, "N1 3"], attach=None) -> Float[Array, "N1 3 N1 3"]:
-    """``d^2 V / dx dx`` [N/m] over all nodes (ends included), assembled from the element Hessians."""
-    n1 = x.shape[0]
-    h_sections = jax.vmap(jax.hessian(section_energy), _SECTION_AXES)(*_section_args(rope, x))
-    h_triples = jax.vmap(jax.hessian(triple_energy), _TRIPLE_AXES)(*_triple_args(rope, x, attach))
-    h = jnp.zeros((n1, 3, n1, 3), h_sections.dtype)
-    h = _scatter_hessian(h, h_sections, section_pairs(n1))
-    return _scatter_hessian(h, h_triples, bend_triples(n1, rope.clamped))
-
-
-def _is_zero(tangent) -> bool:
-    return all(isinstance(t, jax.custom_derivatives.SymbolicZero)
-               for t in jax.tree.leaves(tangent, is_leaf=lambda t: isinstance(t, jax.custom_derivatives.SymbolicZero)))
-
-
-def _instantiate(primal, tangent):
-    zero = jax.custom_derivatives.SymbolicZero
-    return jax.tree.map(lambda p, t: jnp.zeros_like(p) if isinstance(t, zero) else t, primal, tangent,
-                        is_leaf=lambda t: isinstance(t, zero))
-
-
-@jax.custom_jvp
-def stiff_gradient(rope, x: Float[Array, "N1 3"], attach=None) -> Float[Array, "N1 3"]:
-    """:func:`elastic_gradient` whose derivative in ``x`` is the assembled Hessian times the tangent (a Newton
-    Jacobian materialised by ``jacfwd`` is then one Hessian and one matrix product; derivatives in the rope's
-    parameters and the fitting axes are ordinary autodiff)."""
-    return elastic_gradient(rope, x, attach)
-
-
-@functools.partial(stiff_gradient.defjvp, symbolic_zeros=True)
-def _stiff_gradient_jvp(primals, tangents):
-    rope, x, attach = primals
-    d_rope, d_x, d_attach = tangents
-    gradient = elastic_gradient(rope, x, attach)
-    d_gradient = jnp.zeros_like(gradient)
-    if not _is_zero(d_x):
-        d_gradient = d_gradient + jnp.einsum("iajb,jb->ia", elastic_hessian(rope, x, attach), d_x)
-    if not (_is_zero(d_rope) and _is_zero(d_attach)):
-        _, d_params = jax.jvp(lambda r, a: elastic_gradient(r, x, a), (rope, attach),
-                              (_instantiate(rope, d_rope), _instantiate(attach, d_attach)))
-        d_gradient = d_gradient + d_params
-    return gradient, d_gradient

@@ -23,7 +23,8 @@ arbitrarily: the 26 deg rest bend cannot span d_se = 0.26 m with a 0.30 m rope.
 Virtual spring (Section 3.2): static displacement-controlled solves at node ``n`` give ``F_c(delta_v)``
 (Eqs. (40)-(41), :func:`pressing_curve`); :func:`virtual_spring` fits the polynomial of
 :mod:`diffspace.contact.virtual_spring` over ``F_c in [0, F_A]``. The linearised stiffness at every node is
-``k_v(0) = 1 / (u^T K^-1 u)`` with ``K`` the Hessian of the elastic energy (:func:`stiffness_profile`).
+``k_v(0) = 1 / (u^T K^-1 u)`` with ``K`` the Hessian of the elastic energy, the banded stiffness of
+:mod:`diffspace.bodies.rope_stiffness` (:func:`stiffness_profile`).
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ from jaxtyping import Array, Float
 from ..contact.forces import AbstractContactLaw
 from ..contact.virtual_spring import fit_polynomial
 from .rope import Rope, Shaft, assemble, equilibrium, pressed_equilibrium
-from .rope_elements import elastic_hessian
+from .rope_stiffness import stiffness_bands
 
 APPROACHES = ("against_bow", "along_bow")
 
@@ -260,12 +261,8 @@ def stiffness_profile(model: SnareModel, x_eq) -> Float[Array, " Nm1"]:
     ``K`` the Hessian of the elastic energy at the initial shape and ``u`` the node's approach direction."""
     n = model.rope.n_sections - 1
     attach = model.rope.fittings(model.rings.attachments(0.0))
-    hess = elastic_hessian(model.rope, x_eq, attach)[1:-1, :, 1:-1, :]
-    compliance = jnp.linalg.inv(hess.reshape(3 * n, 3 * n))
-
-    def k_at(node):
-        u = contact_direction(x_eq, node, model.approach)
-        e = jnp.zeros((n, 3)).at[node - 1].set(u).ravel()
-        return 1.0 / (e @ compliance @ e)
-
-    return jax.vmap(k_at)(jnp.arange(1, n + 1))
+    nodes = jnp.arange(1, n + 1)
+    u = jax.vmap(lambda node: contact_direction(x_eq, node, model.approach))(nodes)  # (n, 3)
+    loads = jnp.eye(n)[:, None, :] * u.T[None]  # column j: u_j on node j, (n, 3, n)
+    compliance = stiffness_bands(model.rope, x_eq, attach).inner().solve(loads)
+    return 1.0 / jnp.einsum("ja,jaj->j", u, compliance)
