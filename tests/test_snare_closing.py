@@ -19,6 +19,7 @@ from diffspace.app.cli import main
 from diffspace.scenarios import load_scenario
 from diffspace.scenarios import snare_closing as sc
 from diffspace.core.status import ConfigError, Status
+from diffspace.bodies.rope_stepping import axial_dashpot_blocks, section_dashpots
 from diffspace.integrate import fixed_step_solve
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -154,12 +155,25 @@ def _metrics(*overrides):
     return {k: float(values[k]) for k in HEADLINE}
 
 
-def test_closed_form_forces_are_the_ropes_and_the_lumped_damping_bounds_the_contacts():
+def _dense(diag, off):
+    """The symmetric block-tridiagonal matrix of every rope as ``(R, N1, 3, R, N1, 3)``."""
+    diag, off = np.asarray(diag), np.asarray(off)
+    out = np.zeros((diag.shape[0], diag.shape[1], 3) * 2)
+    for r in range(diag.shape[0]):
+        for i in range(diag.shape[1]):
+            out[r, i, :, r, i, :] = diag[r, i]
+            if i < off.shape[1]:
+                out[r, i, :, r, i + 1, :] = out[r, i + 1, :, r, i, :] = off[r, i]
+    return out
+
+
+def test_closed_form_forces_are_the_ropes_and_the_dashpot_jacobians_are_exact():
     """The closing's closed-form rope forces equal :meth:`Rope.elastic_energy`'s gradient and
-    :meth:`Rope.damping_forces` on a perturbed, moving state (1e-12 relative); the lumped contact damping of
-    every node is the Jacobian of the contact forces in that node's velocity, summed over the nodes the same
-    contact points touch (its row sum), for a shaft pressed into rope 0."""
-    model = _model("rope.compression_ratio=0.5")
+    :meth:`Rope.damping_forces` on a perturbed, moving state (1e-12 relative); the fixed-step scheme's implicit
+    part is exact: the contact dashpots' block-tridiagonal Jacobian is the whole Jacobian of the contact forces in
+    the node velocities (a shaft pressed into rope 0), and the axial blocks are the rope dashpots' Jacobian (no
+    bending damping)."""
+    model = _model("rope.compression_ratio=0.5", "rope.bending_damping_ratio=0")
     y0, _ = eqx.filter_jit(sc.initial_state)(model, FAR, jnp.zeros(2))
     rng = np.random.default_rng(0)
     x, v = sc.rope_nodes(model, 0.05, y0.x_free + 1e-3 * rng.normal(size=y0.x_free.shape), rng.normal(size=y0.x_free.shape))
@@ -169,11 +183,13 @@ def test_closed_form_forces_are_the_ropes_and_the_lumped_damping_bounds_the_cont
     np.testing.assert_allclose(f_el, ref_el, rtol=0.0, atol=1e-12 * np.abs(ref_el).max())
     np.testing.assert_allclose(f_damp, ref_damp, rtol=0.0, atol=1e-12 * np.abs(ref_damp).max())
     p = jnp.array([0.0, x[0, 4, 1] - 0.0115 + 1e-4, 0.0])  # 0.1 mm into rope 0 at its node 4
-    terms = sc.contact_forces(model, x, v, p, jnp.zeros(3))
-    jac = jax.jacfwd(lambda vv: sc.contact_forces(model, x, vv, p, jnp.zeros(3)).forces)(v)  # (R, N1, 3, R, N1, 3)
-    row_sum = -jnp.einsum("rnarmb->rnab", jac)
-    assert float(jnp.abs(terms.damping).max()) > 1.0
-    np.testing.assert_allclose(terms.damping, row_sum, rtol=0.0, atol=1e-9 * float(jnp.abs(row_sum).max()))
+    diag, off = sc.contact_forces(model, x, v, p, jnp.zeros(3)).jacobian
+    jac = -jax.jacfwd(lambda vv: sc.contact_forces(model, x, vv, p, jnp.zeros(3)).forces)(v)  # (R, N1, 3, R, N1, 3)
+    assert float(jnp.abs(diag).max()) > 1.0
+    np.testing.assert_allclose(_dense(diag, off), jac, rtol=0.0, atol=1e-9 * float(jnp.abs(jac).max()))
+    axial = -jax.jacfwd(lambda vv: jax.vmap(model.rope.damping_forces)(x, vv))(v)
+    blocks = section_dashpots(axial_dashpot_blocks(model.rope, x))
+    np.testing.assert_allclose(_dense(*blocks), axial, rtol=0.0, atol=1e-12 * float(jnp.abs(axial).max()))
 
 
 @pytest.mark.slow  # 41 s; the shipped-config comparison and the fast reference test stay
@@ -198,8 +214,9 @@ def test_semi_implicit_step_conserves_momentum_and_balances_energy():
     model = _model("drive.start_angle_deg=40", "drive.final_angle_deg=58", "drive.duration_s=0.2",
                    "shaft.initial_position_m=[0.0, -0.03]")
     y0, _ = eqx.filter_jit(sc.initial_state)(model, jnp.array([0.0, -0.03]), jnp.zeros(2))
-    solve = eqx.filter_jit(lambda m, y: fixed_step_solve(lambda t, yi, h: sc.semi_implicit_step(m, t, yi, h),
-                                                              y, 0.2, 81, 250))
+    solve = eqx.filter_jit(lambda m, y: fixed_step_solve(
+        lambda t, yi, ri, h: sc.semi_implicit_step(m, t, yi, ri, h), lambda t, yi, h: sc.semi_implicit_start(m, t, yi, h),
+        y, 0.2, 81, 250))
     sol = solve(model, y0)
     assert bool(sol.finite) and int(sol.num_steps) == 20_000
     impulse = np.asarray(sol.ys.impulse)[-1]
