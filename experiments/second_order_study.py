@@ -3,13 +3,16 @@
 forward run's CPU time of the shipped config.
 
     python experiments/second_order_study.py order [case ...]   # writes experiments/results/second_order/<case>.json
+    python experiments/second_order_study.py compare LABEL [case ...]   # this tree's errors against <case>.json's
+                                                                         # reference: <case>_<LABEL>.json
     python experiments/second_order_study.py timing [label]     # CPU seconds of the shipped config's forward run
 
 Cases (configs/snare_closing.toml with overrides): ``strike``, the ring strikes a shaft at rest (shipped rope, 40 to
 58 deg in 0.3 s); ``sharp``, the same with a stiffer rope (EA = 6.5e4 N, h omega_max = 1.78 at 1e-5 s), a short
 spike. Steps 1e-5, 5e-6 and 2.5e-6 s; errors relative to the reference, and their ratio per halving. ``timing``
 only uses ``load_scenario`` and ``metrics``, so it times an older tree as well (``PYTHONPATH=<tree>``): the forward
-run (``metrics`` under ``jit``) after a warm-up call, ``time.process_time`` around ``jax.block_until_ready``.
+run (``metrics`` under ``jit``) after a warm-up call, ``time.process_time`` around ``jax.block_until_ready``;
+``compare`` likewise (the first-order scheme: ``PYTHONPATH`` at commit 4f019db, label ``first_order``).
 """
 
 from __future__ import annotations
@@ -58,6 +61,16 @@ def order(case: str) -> dict:
     return result
 
 
+def compare(label: str, case: str) -> dict:
+    """This tree's relative errors on ``case`` against the reference stored by :func:`order`."""
+    reference = json.loads((OUT / f"{case}.json").read_text())["reference"]
+    runs = {f"{h:g}": metrics([*CASES[case], f"simulation.step_s={h}"]) for h in STEPS}
+    result = {"case": case, "label": label, "runs": runs,
+              "relative_errors": {h: {k: run[k] / reference[k] - 1.0 for k in KEYS} for h, run in runs.items()}}
+    (OUT / f"{case}_{label}.json").write_text(json.dumps(result, indent=1) + "\n")
+    return result
+
+
 def timing(label: str, repeats: int = 2) -> dict:
     """CPU seconds of the shipped config's forward run after a warm-up call (the lowest of ``repeats``)."""
     scenario = load_scenario(CONFIG, [])
@@ -77,5 +90,8 @@ if __name__ == "__main__":
     if command == "order":
         for name in names or list(CASES):
             print(json.dumps(order(name), indent=1))
+    elif command == "compare":
+        for name in names[1:] or list(CASES):
+            print(json.dumps(compare(names[0], name), indent=1))
     else:
         print(json.dumps(timing(names[0] if names else "this tree")))

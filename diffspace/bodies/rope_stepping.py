@@ -1,33 +1,28 @@
-r"""What a fixed-step scheme of a lumped-mass rope needs: the rope's highest frequency (the explicit part's
-stability limit), the lumped axial-dashpot blocks, and the closing kick of the free nodes with their dashpots
-(axial and contact) implicit, node by node.
+r"""The fixed-step scheme of a lumped-mass rope (the snare closing, :mod:`diffspace.scenarios.snare_closing.semi_implicit`,
+and the shaft strike, :mod:`diffspace.bodies.snare_impact`): velocity Verlet (the leapfrog, the velocities also kept
+at whole steps) with the stiff dashpots by the trapezoidal rule; what it needs: the rope's stability limits, the
+dashpots' consistent Jacobian and its block-tridiagonal solve.
 
-The scheme is velocity Verlet (the leapfrog, with the velocities also kept at whole steps) with the stiff
-dashpots by the trapezoidal rule, linearised. One step ``h`` from ``x_n``, ``v_n`` and the accelerations ``a_n``
-the previous step applied (``f``: the nodes' forces, ``D_i`` the 3x3 dashpot rates ``-df_i/dv_i`` of node ``i``)::
+One step ``h`` from ``x_n``, ``v_n`` and the accelerations ``a_n`` the previous step applied (``f``: the nodes'
+forces; ``J = -df/dv`` the consistent Jacobian of the axial and contact dashpots, 3x3 blocks, tridiagonal along a
+rope since a section's dashpot and its contact points act on its two nodes only)::
 
-    v_{n+1/2} = v_n + h/2 a_n,    x_{n+1} = x_n + h v_{n+1/2}                               (kick, drift)
-    m_i a_{n+1} = f_i(t_{n+1}, x_{n+1}, v_{n+1/2}) - D_i (v_{n+1} - v_{n+1/2}),   v_{n+1} = v_{n+1/2} + h/2 a_{n+1}
-      <=>  (m_i I + h/2 D_i) a_{n+1} = f_i(t_{n+1}, x_{n+1}, v_{n+1/2})                      (closing kick)
+    v_{n+1/2} = v_n + h/2 a_n,   x_{n+1} = x_n + h v_{n+1/2},   v~ = v_n + h a_n                 (kick, drift, predict)
+    M a_{n+1} = f(t_{n+1}, x_{n+1}, v~) - J (v_{n+1} - v~),     v_{n+1} = v_{n+1/2} + h/2 a_{n+1}
+      <=>  (M + h/2 J) a_{n+1} = f(t_{n+1}, x_{n+1}, v~) + h/2 J a_n                         (closing kick)
 
-so ``v_{n+3/2} = v_{n+1/2} + h a_{n+1}``: the staggered leapfrog with one force evaluation per step, its force
-linearised about the half-step velocity to the whole step. Start: ``(m_i I + h/2 D_i) a_0 = f_i(0, x_0, v_0)``.
-The forces applied are ``f - h/2 D a`` (:func:`dashpot_correction`); integrals of the forces (impulse, work) take
-the trapezoidal rule over the applied values at whole steps.
-
-Order. The springs are leapfrog (second order, symplectic, stable for ``h omega < 2``); in a pure dashpot
-``m v' = -D v`` the step is the trapezoidal rule (amplification ``(m - hD/2) / (m + hD/2)``, A-stable). Both
-``D`` are lumpings that bound their consistent matrices (block-diagonal dominance), so the linearised step stays
-stable in the dashpots (the contact dashpot of a 0.55 g node is a ``-1e6 1/s`` eigenvalue). The linearisation's
-error, ``(J - D)(v_{n+1} - v_{n+1/2}) = (J - D) h/2 a`` with ``J`` the full velocity Jacobian (the consistent
-axial dashpots, the bending dashpots, the contact points' cross terms), is an ``O(h)`` force error: an added
-mass ``h/2 (D - J)`` that the lumping puts on smooth accelerations. The scheme is therefore first order in the
-dashpots with that small constant, second order otherwise (measured: see the scenario docs). Extrapolating the
-velocity to ``v_n + h a_n`` removes the ``O(h)`` term but treats ``(D - J)`` explicitly with an extrapolated
-velocity: unstable (spectral radius above 1 for any ``h D > 0`` on a mode where the lumping exceeds ``J``).
-
-Used by the snare closing (:mod:`diffspace.scenarios.snare_closing.semi_implicit`) and the shaft strike
-(:mod:`diffspace.bodies.snare_impact`).
+One force evaluation per step (``J`` comes with it: the axial blocks from the section geometry, the contact
+points' rates from the same forward-mode pass as their forces) and one block-tridiagonal solve. The dashpot
+forces are linear in the velocities, so for the axial and contact dashpots this is exactly the trapezoidal rule
+(force at ``v_{n+1}``, A-stable: amplification ``(m - hJ/2) / (m + hJ/2)`` in a pure dashpot, the contact dashpot of
+a 0.55 g node being a ``-1e6 1/s`` eigenvalue); the springs are leapfrog (symplectic, second order, stable for
+``h omega < 2``); the bending dashpots, not in ``J`` (they couple five nodes), act at the predicted velocity
+``v~ = v_{n+1} + O(h^2)``: second order, stable while ``h c_b + (h omega_b)^2 / 4 < 1`` (:func:`bending_step`).
+The scheme is second order overall. (A node-local lumped ``D`` in place of ``J``, ``(m_i I + h/2 D_i) a = f(x,
+v_{n+1/2})``, leaves a force error ``(J - D) h/2 a``: first order; extrapolating its velocity instead makes the
+mismatch ``D - J`` an explicit anti-damping, unstable wherever the lumping exceeds ``J``.) Start:
+``(M + h/2 J) a_0 = f(0, x_0, v_0)``. The forces applied are ``f(v~) - J (v_{n+1} - v~)`` (:func:`dashpot_forces`);
+integrals of the forces (impulse, work) take the trapezoidal rule over their applied values at whole steps.
 """
 
 from __future__ import annotations
@@ -56,8 +51,8 @@ def highest_frequency(rope: Rope) -> Float[Array, ""]:
 
 
 BENDING_LIMIT = 0.9
-"""Largest ``h c_b + (h omega_b)^2 / 4`` a run may use (:func:`stable_step`; the explicit bending dashpots are stable
-below 1)."""
+"""Largest ``h c_b + (h omega_b)^2 / 4`` a run may use (:func:`bending_step`; the bending dashpots, explicit at the
+predicted velocity, are stable below 1)."""
 
 
 def bending_step(rope: Rope) -> Float[Array, ""]:
@@ -98,9 +93,8 @@ def dashpot_forces(jacobian: tuple[Array, Array], dv: Float[Array, "*R N1 3"]) -
     """The dashpot force change ``-J dv`` [N] on every node for a velocity change ``dv`` of every node, ``J`` the
     symmetric block-tridiagonal ``(diagonal, off_diagonal)`` Jacobian."""
     diag, off = jacobian
-    mv = lambda m, z: jnp.einsum("...ab,...b->...a", m, z)  # noqa: E731
-    jdv = mv(diag, dv)
-    jdv = jdv.at[..., :-1, :].add(mv(off, dv[..., 1:, :])).at[..., 1:, :].add(mv(off, dv[..., :-1, :]))
+    jdv = _mv(diag, dv)
+    jdv = jdv.at[..., :-1, :].add(_mv(off, dv[..., 1:, :])).at[..., 1:, :].add(_mv(off, dv[..., :-1, :]))
     return -jdv
 
 
@@ -109,20 +103,29 @@ def implicit_accelerations(masses: Float[Array, " N1"], jacobian: tuple[Array, A
     """The free nodes' accelerations ``a`` of the module docstring's closing kick, ``(M + h/2 J) a = f`` over the
     interior nodes (``masses`` [kg] and ``forces`` [N] of every node, the end nodes' dropped; ``J`` the
     ``(diagonal, off_diagonal)`` blocks of :func:`section_dashpots` and of node-local dashpots [N s/m]): block
-    tridiagonal elimination down the rope and substitution back (3x3 blocks, unrolled)."""
+    tridiagonal elimination down the rope and substitution back (3x3 blocks, unrolled, elementwise)."""
     diag, off = jacobian
     diag = masses[1:-1, None, None] * jnp.eye(3) + 0.5 * h * diag[..., 1:-1, :, :]
     off, rhs = 0.5 * h * off[..., 1:-1, :, :], forces[..., 1:-1, :]
     pivots, reduced = [_inverse3(diag[..., 0, :, :])], [rhs[..., 0, :]]
     for i in range(1, rhs.shape[-2]):
-        lower = off[..., i - 1, :, :] @ pivots[-1]  # off is symmetric: B^T = B
-        pivots.append(_inverse3(diag[..., i, :, :] - lower @ off[..., i - 1, :, :]))
-        reduced.append(rhs[..., i, :] - jnp.einsum("...ab,...b->...a", lower, reduced[-1]))
-    out = [jnp.einsum("...ab,...b->...a", pivots[-1], reduced[-1])]
+        lower = _mm(off[..., i - 1, :, :], pivots[-1])  # off is symmetric: B^T = B
+        pivots.append(_inverse3(diag[..., i, :, :] - _mm(lower, off[..., i - 1, :, :])))
+        reduced.append(rhs[..., i, :] - _mv(lower, reduced[-1]))
+    out = [_mv(pivots[-1], reduced[-1])]
     for i in range(rhs.shape[-2] - 2, -1, -1):
-        out.append(jnp.einsum("...ab,...b->...a", pivots[i], reduced[i] - jnp.einsum("...ab,...b->...a",
-                                                                                       off[..., i, :, :], out[-1])))
+        out.append(_mv(pivots[i], reduced[i] - _mv(off[..., i, :, :], out[-1])))
     return jnp.stack(out[::-1], axis=-2)
+
+
+def _mv(m: Float[Array, "*B 3 3"], z: Float[Array, "*B 3"]) -> Float[Array, "*B 3"]:
+    """Batched 3x3 matrix times vector, elementwise (XLA fuses it; a batched dot of 3x3 blocks does not)."""
+    return jnp.sum(m * z[..., None, :], axis=-1)
+
+
+def _mm(a: Float[Array, "*B 3 3"], b: Float[Array, "*B 3 3"]) -> Float[Array, "*B 3 3"]:
+    """Batched 3x3 matrix product, elementwise."""
+    return jnp.sum(a[..., :, :, None] * b[..., None, :, :], axis=-2)
 
 
 def _inverse3(a: Float[Array, "*B 3 3"]) -> Float[Array, "*B 3 3"]:

@@ -166,7 +166,7 @@ def contact_forces(model: ClosingModel, x, v, p, w) -> ContactTerms:
                                                   model.reference_speed)
     rate = rate.reshape(*xp.shape, 3)
     inner = rate[:, :-1].reshape(rate.shape[0], -1, per, 3, 3)  # (R, N, per, 3, 3): the points of each section
-    weigh = lambda c: jnp.einsum("k,rnkab->rnab", c, inner)  # noqa: E731
+    weigh = lambda c: jnp.sum(jnp.asarray(c)[:, None, None] * inner, axis=2)  # noqa: E731
     cell = [(0, 0), (0, 0)]
     diag = (jnp.pad(weigh((1.0 - s) ** 2), [(0, 0), (0, 1)] + cell) + jnp.pad(weigh(s**2), [(0, 0), (1, 0)] + cell)
             + jnp.pad(rate[:, -1:], [(0, 0), (inner.shape[1], 0)] + cell))

@@ -8,20 +8,21 @@ before contact. Treating the contact dashpots implicitly removes the first limit
 needs anyway (``omega h < 2``).
 
 Scheme (one step ``h`` from ``t_n``; ``a_n``, ``A_n``, ``F_n``, ``P_n``: the node and shaft accelerations, the
-shaft force and the three powers the previous step applied at ``t_n``, :class:`~.model.ClosingState` ``rates``)::
+shaft force and the three powers the previous step applied at ``t_n``, a :class:`~.model.ClosingState` of rates)::
 
-    v_{n+1/2} = v_n + h/2 a_n,   x_{n+1} = x_n + h v_{n+1/2},   w_{n+1/2} = w_n + h/2 A_n,   p_{n+1} = p_n + h w_{n+1/2}
-    (m_i I + h/2 D_i) a_{n+1} = f_i(t_{n+1}, x_{n+1}, v_{n+1/2}, p_{n+1}, w_{n+1/2})        (every free node i)
-    v_{n+1} = v_{n+1/2} + h/2 a_{n+1},   m_s A_{n+1} = F_{n+1} = -sum_i (f_c,i - h/2 D_c,i a_{n+1,i}),
-    w_{n+1} = w_{n+1/2} + h/2 A_{n+1},   (J, W_drive, W_c, D_rope)_{n+1} = (...)_n + h/2 ((F, P)_n + (F, P)_{n+1})
+    v_{n+1/2} = v_n + h/2 a_n,   x_{n+1} = x_n + h v_{n+1/2},   v~ = v_n + h a_n      (free nodes; the shaft alike:
+    w_{n+1/2} = w_n + h/2 A_n,   p_{n+1} = p_n + h w_{n+1/2},   w~ = w_n + h A_n       w, p, A)
+    (M + h/2 J) a_{n+1} = f(t_{n+1}, x_{n+1}, v~, p_{n+1}, w~) + h/2 J a_n,   v_{n+1} = v_{n+1/2} + h/2 a_{n+1}
+    m_s A_{n+1} = F_{n+1} = -sum (f_c - J_c (v_{n+1} - v~)),   w_{n+1} = w_{n+1/2} + h/2 A_{n+1}
+    (J, W_drive, W_c, D_rope)_{n+1} = (...)_n + h/2 ((F, P)_n + (F, P)_{n+1})
 
-with ``D_i = D_c,i + D_a,i``: ``D_c,i = sum_p W_pi (dF/d delta_dot)_p n_p n_p^T`` the contact points' dashpot rates
-spread onto node ``i`` by the interpolation weights, and the lumped axial dashpots ``D_a,i`` (both bound their
-consistent matrices). The shaft gets exactly the contact force the nodes got (``f_c - h/2 D_c a``: the contact
-force at the whole-step velocity, linearised), so the contact impulse equals the shaft's momentum change to
-round-off; the powers ``P`` use the applied forces and the whole-step velocities. Start:
-``(m_i I + h/2 D_i) a_0 = f_i(0, x_0, v_0)``. Order: second in the springs, first in the dashpots' lumping
-(:mod:`~diffspace.bodies.rope_stepping`); measured errors against the adaptive solve are on the scenario page.
+(:mod:`diffspace.bodies.rope_stepping`) with ``J = J_a + J_c`` block tridiagonal per rope: the axial dashpots'
+consistent Jacobian and the contact dashpots' ``W^T R W`` (``R_p = (dF/d delta_dot)_p n_p n_p^T`` at the contact
+points, :attr:`~.model.ContactTerms.jacobian`). The shaft gets exactly the contact force the nodes got (the contact
+force at the whole-step velocities), so the contact impulse equals the shaft's momentum change to round-off; the
+powers ``P`` use the applied forces and the whole-step velocities. Start: ``(M + h/2 J) a_0 = f(0, x_0, v_0)``.
+Second order (measured against the adaptive solve on the scenario page); stable for ``h omega_max <=
+STABLE_PRODUCT`` and ``h <= bending_step``.
 """
 
 from __future__ import annotations
