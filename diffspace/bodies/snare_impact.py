@@ -11,10 +11,10 @@ r"""A grapple shaft striking one snare rope: the paper's virtual-spring impact a
 
 Two schemes integrate the full rope. ``"tsit5"``: Tsit5 + PID, whose step is set by stability (the axial modes,
 ``2 sqrt(k_tes / m_i) = 2.3e5 rad/s`` for the shipped rope: 15,000 steps of six right-hand sides). ``"semi_implicit"``
-(:func:`strike_step`): symplectic Euler with the axial and contact dashpots implicit node by node
-(:mod:`~diffspace.bodies.rope_stepping`), one right-hand side per step at a fixed step set by the rope itself
-(:func:`strike_step_length`: 0.99 of the stability limit, at most ``max_step``), so any rope runs stably; first
-order.
+(:func:`strike_step`): velocity Verlet with the axial and contact dashpots by the trapezoidal rule (their
+consistent Jacobian, block tridiagonal along the rope; :mod:`~diffspace.bodies.rope_stepping`), one right-hand
+side per step at a fixed step set by the rope itself (:func:`strike_step_length`: 0.99 of the stability limit, at
+most ``max_step``), so any rope runs stably; second order.
 """
 
 from __future__ import annotations
@@ -31,14 +31,14 @@ from ..integrate import StepMap, solve_adjoint
 from ..core.spatial import safe_norm
 from ..core.status import Status, first_failure, flag
 from .rope import assemble, rope_accelerations
-from .rope_stepping import STABLE_PRODUCT, highest_frequency, implicit_kick, lumped_axial_damping
+from .rope_stepping import axial_dashpot_blocks, dashpot_forces, implicit_accelerations, section_dashpots, stable_step
 from .snare import SnareModel, contact_direction
 
 SCHEMES = ("semi_implicit", "tsit5")
 MAX_STEP = 1e-5
 """Default upper bound [s] of the semi-implicit scheme's step (:func:`strike_step_length`)."""
 STEP_FRACTION = 0.99
-"""The semi-implicit step as a fraction of the stability limit ``STABLE_PRODUCT / omega_max``."""
+"""The semi-implicit step as a fraction of the stability limit (:func:`~diffspace.bodies.rope_stepping.stable_step`)."""
 
 
 def snare_virtual_impact(model: SnareModel, coefficients, speed, *, n_save: int = 2, adjoint=None) -> ImpactOutcome:
@@ -70,25 +70,43 @@ class RopeImpact(eqx.Module):
     series_inner_nodes: Float[Array, "T Nm1 3"]
 
 
-def strike_step(t, y, h, args):
-    """One semi-implicit step of the strike (module docstring): ``y = (interior nodes, their velocities, shaft
-    position, shaft velocity, contact impulse)``, ``args = (model, impact speed)``. The shaft receives exactly the
-    contact force the nodes received (the prescribed end nodes' included), so the impulse is the shaft's momentum
-    change."""
+def strike_rates(t, y, previous, h, args):
+    """What the strike's kick applies at ``t`` (:mod:`~diffspace.bodies.rope_stepping`; positions of ``y`` at ``t``,
+    its velocities the predicted ``v_n + h a_n``, ``previous`` the accelerations ``a_n``): the rates ``(v, a, w, A,
+    F)`` of ``y = (interior nodes, their velocities, shaft position, shaft velocity, contact impulse)`` at the whole
+    step (``w``: the predicted shaft velocity), ``args = (model, impact speed)``. The shaft receives exactly the
+    contact force the nodes received (at the whole-step velocities, the prescribed end nodes' included), so the
+    impulse is the shaft's momentum change."""
     model, speed = args
     rope, rings, shaft = model.rope, model.rings, model.shaft
-    xi, vi, p, w, impulse = y
+    xi, vi, p, w, _ = y
     a, b, va, vb = rings.end_states(t)
     attach, attach_rate = rings.attachment_states(t)
     x, v = assemble(xi, a, b), assemble(vi, va, vb)
     f_c, _, contact = shaft.forces_and_damping(model.law, rope, x, v, p, w, speed)
     forces = rope.internal_forces(x, v, attach, attach_rate) + f_c
-    dashpots = lumped_axial_damping(rope, x) + contact
-    dv = implicit_kick(rope.masses[1:-1], dashpots[1:-1], forces[1:-1], h)
-    received = jnp.sum(f_c, axis=0) - jnp.einsum("nab,nb->a", contact[1:-1], dv)
-    w_next = w - h * received / model.mass
-    v_next = vi + dv
-    return xi + h * v_next, v_next, p + h * w_next, w_next, impulse - h * received
+    diag, off = section_dashpots(axial_dashpot_blocks(rope, x))
+    jacobian = (diag + contact, off)
+    lag = jnp.pad(0.5 * h * previous, ((1, 1), (0, 0)))
+    acc = implicit_accelerations(rope.masses, jacobian, forces - dashpot_forces(jacobian, lag), h)
+    dv = jnp.pad(0.5 * h * acc, ((1, 1), (0, 0))) - lag
+    f_shaft = -jnp.sum(f_c + dashpot_forces((contact, jnp.zeros_like(off)), dv), axis=0)
+    return vi + dv[1:-1], acc, w, f_shaft / model.mass, f_shaft
+
+
+def strike_start(t, y, h, args):
+    """The strike's rates at the start (:func:`strike_rates` with ``a_{-1} = 0``)."""
+    return strike_rates(t, y, jnp.zeros_like(y[1]), h, args)
+
+
+def strike_step(t, y, rates, h, args):
+    """One step of the strike's velocity-Verlet scheme from ``(y_n, rates_n)`` at ``t`` (:func:`strike_rates`):
+    ``(y_{n+1}, rates_{n+1})``."""
+    xi, vi, p, w, impulse = y
+    v_half, w_half = vi + 0.5 * h * rates[1], w + 0.5 * h * rates[3]
+    predicted = (xi + h * v_half, v_half + 0.5 * h * rates[1], p + h * w_half, w_half + 0.5 * h * rates[3], impulse)
+    new = strike_rates(t + h, predicted, rates[1], h, args)
+    return (predicted[0], new[0], predicted[2], w_half + 0.5 * h * new[3], impulse + 0.5 * h * (rates[4] + new[4])), new
 
 
 def rope_impact_solve(model: SnareModel, x_eq, node, speed, t_end, *, gap=0.0, rtol=1e-6, atol=1e-9,
@@ -116,7 +134,8 @@ def rope_impact_solve(model: SnareModel, x_eq, node, speed, t_end, *, gap=0.0, r
     if scheme == "tsit5":
         solver, controller, dt0 = diffrax.Tsit5(), diffrax.PIDController(rtol=rtol, atol=atol), None
     elif scheme == "semi_implicit":
-        solver, controller, dt0 = StepMap(strike_step), diffrax.ConstantStepSize(), strike_step_length(model, max_step)
+        solver, controller = StepMap(strike_step, strike_start), diffrax.ConstantStepSize()
+        dt0 = strike_step_length(model, max_step)
     else:
         raise ValueError(f"scheme must be one of {SCHEMES}, not {scheme!r}")
     p0 = x_eq[node] - (shaft.radius + rope.radius + gap) * u
@@ -131,9 +150,9 @@ def rope_impact_solve(model: SnareModel, x_eq, node, speed, t_end, *, gap=0.0, r
 
 def strike_step_length(model: SnareModel, max_step) -> Array:
     """The semi-implicit scheme's fixed step [s]: ``STEP_FRACTION`` of the rope's stability limit
-    ``STABLE_PRODUCT / omega_max`` (:func:`~diffspace.bodies.rope_stepping.highest_frequency`), at most
-    ``max_step`` (7.6e-6 s for the shipped rope)."""
-    return jnp.minimum(max_step, STEP_FRACTION * STABLE_PRODUCT / highest_frequency(model.rope))
+    (:func:`~diffspace.bodies.rope_stepping.stable_step`: the springs' ``STABLE_PRODUCT / omega_max`` and the
+    explicit bending dashpots' limit), at most ``max_step`` (7.6e-6 s for the shipped rope)."""
+    return jnp.minimum(max_step, STEP_FRACTION * stable_step(model.rope))
 
 
 def parabolic_peak(values):

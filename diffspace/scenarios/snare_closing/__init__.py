@@ -15,7 +15,8 @@ from .model import (
 )
 from .outcome import ClosingOutcome
 from .scenario import ClosingParams, SnareClosing
-from .semi_implicit import STABLE_PRODUCT, highest_frequency, semi_implicit_step
+from .semi_implicit import (STABLE_PRODUCT, highest_frequency, semi_implicit_rates, semi_implicit_start,
+                            semi_implicit_step)
 
 __all__ = [
     "STABLE_PRODUCT",
@@ -38,5 +39,7 @@ __all__ = [
     "internal_forces",
     "rope_nodes",
     "sample",
+    "semi_implicit_rates",
+    "semi_implicit_start",
     "semi_implicit_step",
 ]

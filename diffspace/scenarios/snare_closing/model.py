@@ -126,12 +126,13 @@ def contact_points(n_sections: int, per_section: int) -> Float[Array, "P N1"]:
 
 class ContactTerms(eqx.Module):
     """The shaft contacts at one state: ``forces`` on every node, force ``magnitudes`` at the contact points, and
-    each node's lumped dashpot rate ``damping = sum_p W_pi (dF/d delta_dot)_p n_p n_p^T`` [N s/m] (the
-    semi-implicit scheme's implicit part; unused outputs cost nothing under ``jit``)."""
+    the contact dashpots' consistent Jacobian ``-df/dv = W^T R W`` [N s/m] as ``(diagonal, off_diagonal)`` 3x3
+    blocks (per node, per section; ``R_p = (dF/d delta_dot)_p n_p n_p^T``; the fixed-step scheme's implicit part;
+    unused outputs cost nothing under ``jit``)."""
 
     forces: Float[Array, "R N1 3"]
     magnitudes: Float[Array, "R P"]
-    damping: Float[Array, "R N1 3 3"]
+    jacobian: tuple[Float[Array, "R N1 3 3"], Float[Array, "R N 3 3"]]
 
 
 def contact_forces(model: ClosingModel, x, v, p, w) -> ContactTerms:
@@ -162,8 +163,13 @@ def contact_forces(model: ClosingModel, x, v, p, w) -> ContactTerms:
     xp, vp = to_points(x), to_points(v)
     f, mag, rate = model.shaft.forces_and_damping(model.law, model.rope, xp.reshape(-1, 3), vp.reshape(-1, 3), p, w,
                                                   model.reference_speed)
-    return ContactTerms(to_nodes(f.reshape(xp.shape)), mag.reshape(xp.shape[:-1]),
-                        to_nodes(rate.reshape(*xp.shape, 3)))
+    rate = rate.reshape(*xp.shape, 3)
+    inner = rate[:, :-1].reshape(rate.shape[0], -1, per, 3, 3)  # (R, N, per, 3, 3): the points of each section
+    weigh = lambda c: jnp.sum(jnp.asarray(c)[:, None, None] * inner, axis=2)  # noqa: E731
+    cell = [(0, 0), (0, 0)]
+    diag = (jnp.pad(weigh((1.0 - s) ** 2), [(0, 0), (0, 1)] + cell) + jnp.pad(weigh(s**2), [(0, 0), (1, 0)] + cell)
+            + jnp.pad(rate[:, -1:], [(0, 0), (inner.shape[1], 0)] + cell))
+    return ContactTerms(to_nodes(f.reshape(xp.shape)), mag.reshape(xp.shape[:-1]), (diag, weigh(s * (1.0 - s))))
 
 
 def ring_torque(last: Float[Array, "R 3"], end_forces: Float[Array, "R 3"]) -> Float[Array, ""]:

@@ -175,7 +175,8 @@ def diagnose(scenario, out) -> str:
         if scenario.scheme == "semi_implicit":
             return (f"phase 'closing dynamics': the fixed-step solve ({float(scenario.step_length):.3g} s) "
                     "cannot follow this rope (its highest frequency times the step exceeds "
-                    f"{STABLE_PRODUCT}, or the state diverged): lower simulation.step_s")
+                    f"{STABLE_PRODUCT}, its bending dashpots need a shorter step, or the state diverged): lower "
+                    "simulation.step_s")
         return (f"phase 'closing dynamics': the ODE solver stopped after {int(out.solver_steps)} steps "
                 "(raise simulation.max_steps)")
     return Status(status).description

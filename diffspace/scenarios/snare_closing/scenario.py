@@ -35,7 +35,7 @@ from .analysis import axis_distance
 from .config import build_drive, check_config, config_fields, max_ring_angle, steps_per_save
 from .model import ClosingModel, initial_state, rope_nodes
 from .outcome import OUTCOMES, ClosingOutcome, closing_metrics, simulate_closing
-from .semi_implicit import STABLE_PRODUCT, highest_frequency
+from .semi_implicit import BENDING_LIMIT, STABLE_PRODUCT, stable_step
 
 def _drive_parameters(max_angle_deg: float) -> tuple[Parameter, ...]:
     """The rest-to-rest drive's design variables (the final angle bounded by the snare's largest ring angle)."""
@@ -115,17 +115,20 @@ class SnareClosing(AbstractScenario):
         """``ConfigError`` if the configured rope is too stiff for the semi-implicit step (host side)."""
         if self.scheme != "semi_implicit":
             return
-        limit = STABLE_PRODUCT / float(highest_frequency(self.model_of(self.params).rope))
+        limit = float(stable_step(self.model_of(self.params).rope))
         if float(self.step_length) > limit:
             raise ConfigError(f"simulation.step_s: a step of {float(self.step_length):.3g} s cannot follow this rope's "
-                              f"highest frequency (axial and bending zigzag modes); use at most {limit:.3g} s")
+                              f"highest frequency (axial and bending zigzag modes) and bending dashpots; use at most "
+                              f"{limit:.3g} s")
 
     def with_stable_rigidity(self) -> "SnareClosing":
         """This scenario with :attr:`stable_rigidity` set (host side): with the semi-implicit scheme, the largest
         ``EA`` and ``EI`` such that every design with both inside them keeps :func:`~.semi_implicit.highest_frequency`
         times the step within ``STABLE_PRODUCT``. The two terms of ``omega_max^2`` are linear in their rigidity, so
         both configured values are scaled by the same factor ``(STABLE_PRODUCT / h)^2 / omega_max^2``: at both bounds
-        together the product is exactly ``STABLE_PRODUCT`` (a box the design space can state)."""
+        together the product is exactly ``STABLE_PRODUCT`` (a box the design space can state). ``EI`` is also held
+        where the explicit bending dashpots stay stable (:func:`~diffspace.bodies.rope_stepping.bending_step`; their
+        rate grows as ``sqrt(EI)`` at a fixed damping ratio: ``q P_c + q^2 P_k = BENDING_LIMIT``, ``q^2 = EI / EI_0``)."""
         if self.scheme != "semi_implicit":
             return self
         rope = self.model_of(self.params).rope
@@ -134,7 +137,10 @@ class SnareClosing(AbstractScenario):
         bending = 16.0 * float(rope.bending_stiffness) / (l0**2 * mass)
         budget = (STABLE_PRODUCT / float(self.step_length)) ** 2
         scale = budget / (axial + bending)
-        bounds = (float(self.params.axial_rigidity) * scale, float(self.params.bending_rigidity) * scale)
+        h, factor = float(self.step_length), 16.0 / (l0**2 * mass)
+        p_c, p_k = h * factor * float(rope.bending_damping), 0.25 * h**2 * factor * float(rope.bending_stiffness)
+        q = 2.0 * BENDING_LIMIT / (p_c + np.sqrt(p_c**2 + 4.0 * p_k * BENDING_LIMIT))
+        bounds = (float(self.params.axial_rigidity) * scale, float(self.params.bending_rigidity) * min(scale, q**2))
         return dataclasses.replace(self, stable_rigidity=bounds)
 
     def model_of(self, params: ClosingParams) -> ClosingModel:
