@@ -23,6 +23,7 @@ from diffspace.bodies import (
 )
 from diffspace.bodies.rope import bend_vectors, static_residual
 from diffspace.bodies.snare_impact import rope_impact_solve
+from diffspace.integrate import SolverSettings
 from diffspace.contact import VirtualSpringLaw, fit_polynomial, virtual_impact
 from diffspace.scenarios import load_scenario
 from diffspace.core.status import ConfigError, Status
@@ -254,7 +255,7 @@ def test_dynamic_rope_gradients_match_finite_differences():
     def dynamic(speed, k_tor):
         model = scenario.model_of(scenario.with_design(scenario.params, {"rope.bending_stiffness_N_m_rad": k_tor}))
         x, _ = initial_shape(model)
-        res = dynamic_impact(model, x, 3, speed, 0.25, rtol=1e-9, atol=1e-12, n_save=300, max_steps=20_000)
+        res = dynamic_impact(model, x, 3, speed, 0.25, SolverSettings(1e-9, 1e-12, n_save=300, max_steps=20_000))
         return res.peak_force, res.status
 
     value_grad = jax.jit(jax.value_and_grad(dynamic, argnums=(0, 1), has_aux=True))
@@ -276,11 +277,11 @@ def test_dynamic_rope_gradients_match_finite_differences():
     assert float(g) < float(f1) / 0.06  # softening: peak grows slower than linearly with speed
 
 
-def _strike(scenario, speed, k_tor, **settings):
+def _strike(scenario, speed, k_tor, rtol=1e-6, atol=1e-9, **options):
     """Peak force, impulse, rebound speed, shaft momentum change and status of the full rope's strike."""
     model = scenario.model_of(scenario.with_design(scenario.params, {"rope.bending_stiffness_N_m_rad": k_tor}))
     x, _ = initial_shape(model)
-    res = dynamic_impact(model, x, 3, speed, 0.25, n_save=300, max_steps=100_000, **settings)
+    res = dynamic_impact(model, x, 3, speed, 0.25, SolverSettings(rtol, atol, n_save=300, max_steps=100_000), **options)
     return res.peak_force, (res.impulse, res.rebound_speed, res.status)
 
 
@@ -308,8 +309,8 @@ def test_semi_implicit_strike_converges_to_the_adaptive_solve_at_second_order(ov
         assert float(rebound) == pytest.approx(float(ref_rebound), rel=2e-3)
     assert errors[-1] < 2e-3, errors
     model = scenario.model_of(scenario.params)  # the shaft gets exactly the force the nodes got
-    sol, u = jax.jit(lambda m: rope_impact_solve(m, initial_shape(m)[0], 3, speed, 0.25, n_save=3,
-                                                 scheme="semi_implicit"))(model)
+    sol, u = jax.jit(lambda m: rope_impact_solve(m, initial_shape(m)[0], 3, speed, 0.25,
+                                                 SolverSettings(n_save=3), scheme="semi_implicit"))(model)
     _, _, _, w, impulse = sol.ys
     np.testing.assert_allclose(impulse[-1], 1.79 * (w[-1] - speed * u), rtol=1e-10, atol=1e-14)
     if not overrides:  # the cap sets the step (the stiff rope's own limit is below all three)

@@ -27,7 +27,7 @@ from jaxtyping import Array, Bool, Float, Int
 
 from ..contact.impact import ImpactOutcome
 from ..contact.virtual_spring import linear_contact_time, virtual_impact
-from ..integrate import StepMap, solve_adjoint
+from ..integrate import SolverSettings, StepMap, solve_smooth
 from ..core.spatial import safe_norm
 from ..core.status import Status, first_failure, flag
 from .rope import assemble, rope_accelerations
@@ -109,15 +109,18 @@ def strike_step(t, y, rates, h, args):
     return (predicted[0], new[0], predicted[2], w_half + 0.5 * h * new[3], impulse + 0.5 * h * (rates[4] + new[4])), new
 
 
-def rope_impact_solve(model: SnareModel, x_eq, node, speed, t_end, *, gap=0.0, rtol=1e-6, atol=1e-9,
-                      n_save: int = 600, max_steps: int = 200_000, scheme: str = "tsit5", max_step: float = MAX_STEP,
-                      adjoint=None):
+STRIKE_SOLVER = SolverSettings(rtol=1e-6, atol=1e-9, n_save=600, max_steps=200_000)
+"""Default solver settings of the strike (the tolerances serve ``scheme = "tsit5"``)."""
+
+
+def rope_impact_solve(model: SnareModel, x_eq, node, speed, t_end, settings: SolverSettings = STRIKE_SOLVER, *,
+                      gap=0.0, scheme: str = "tsit5", max_step: float = MAX_STEP, adjoint=None):
     r"""Full dynamic impact: the shaft (isotropic ``model.mass``, translating) moves with ``speed`` along the
     approach direction of node ``node`` (0-based) and touches it after ``gap`` [m]; the rope starts at rest
     in ``x_eq``; the rotating-ring end follows the drive. State: interior nodes, shaft position/velocity and
-    the contact impulse. ``scheme``: ``"tsit5"`` (adaptive, ``rtol``/``atol``) or ``"semi_implicit"``
-    (:func:`strike_step` at the fixed step of :func:`strike_step_length`). Returns ``(diffrax solution, approach
-    direction)``."""
+    the contact impulse, saved at ``settings.n_save`` times (:func:`~diffspace.integrate.solve_smooth`). ``scheme``:
+    ``"tsit5"`` (adaptive, ``settings.rtol``/``atol``) or ``"semi_implicit"`` (:func:`strike_step` at the fixed step
+    of :func:`strike_step_length`). Returns ``(diffrax solution, approach direction)``."""
     rope, rings, shaft = model.rope, model.rings, model.shaft
     u = contact_direction(x_eq, node, model.approach)
     speed = jnp.asarray(speed, float)
@@ -132,19 +135,14 @@ def rope_impact_solve(model: SnareModel, x_eq, node, speed, t_end, *, gap=0.0, r
         return vi, rope_accelerations(rope, x, v, f_nodes, attach, attach_rate), w, f_shaft / model.mass, f_shaft
 
     if scheme == "tsit5":
-        solver, controller, dt0 = diffrax.Tsit5(), diffrax.PIDController(rtol=rtol, atol=atol), None
+        solver, step = None, None
     elif scheme == "semi_implicit":
-        solver, controller = StepMap(strike_step, strike_start), diffrax.ConstantStepSize()
-        dt0 = strike_step_length(model, max_step)
+        solver, step = StepMap(strike_step, strike_start), strike_step_length(model, max_step)
     else:
         raise ValueError(f"scheme must be one of {SCHEMES}, not {scheme!r}")
     p0 = x_eq[node] - (shaft.radius + rope.radius + gap) * u
     y0 = (x_eq[1:-1], jnp.zeros_like(x_eq[1:-1]), p0, speed * u, jnp.zeros(3))
-    sol = diffrax.diffeqsolve(
-        diffrax.ODETerm(field), solver, t0=0.0, t1=t_end, dt0=dt0, y0=y0, args=(model, speed),
-        saveat=diffrax.SaveAt(ts=jnp.linspace(0.0, t_end, n_save)), stepsize_controller=controller,
-        max_steps=max_steps, throw=False, adjoint=solve_adjoint(adjoint),
-    )
+    sol = solve_smooth(field, y0, t_end, settings, args=(model, speed), solver=solver, step=step, adjoint=adjoint)
     return sol, u
 
 
@@ -164,11 +162,11 @@ def parabolic_peak(values):
     return jnp.where(curv < 0.0, b - (c - a) ** 2 / (8.0 * safe), jnp.max(values))
 
 
-def dynamic_impact(model: SnareModel, x_eq, node, speed, t_end, **settings) -> RopeImpact:
-    """:func:`rope_impact_solve` and its results (``settings``: ``gap``, ``rtol``, ``atol``, ``n_save``, ``adjoint``,
-    ``max_steps``, ``scheme``, ``max_step``); a solve that stops early or a non-finite force is a
-    ``SOLVER_FAILURE``."""
-    sol, u = rope_impact_solve(model, x_eq, node, speed, t_end, **settings)
+def dynamic_impact(model: SnareModel, x_eq, node, speed, t_end, settings: SolverSettings = STRIKE_SOLVER,
+                   **options) -> RopeImpact:
+    """:func:`rope_impact_solve` and its results (``options``: ``gap``, ``scheme``, ``max_step``, ``adjoint``); a
+    solve that stops early or a non-finite force is a ``SOLVER_FAILURE``."""
+    sol, u = rope_impact_solve(model, x_eq, node, speed, t_end, settings, **options)
     xi, vi, p, w, impulse = sol.ys
     a, b, va, vb = jax.vmap(model.rings.end_states)(sol.ts)
 

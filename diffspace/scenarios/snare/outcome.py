@@ -107,8 +107,8 @@ def simulate_snare(scenario, params) -> SnareOutcome:
     spring = fit_virtual_spring(model, own.forces, own.forces_converged)
     virtual = snare_virtual_impact(model, spring.coefficients, speed, n_save=200, adjoint=scenario.adjoint)
     horizon = dynamic_horizon(model, spring.coefficients, virtual, speed, params.initial_gap, scenario.horizon_factor)
-    dynamic = dynamic_impact(model, x_eq, node, speed, horizon, gap=params.initial_gap, **scenario.solver_settings,
-                             adjoint=scenario.adjoint)
+    dynamic = dynamic_impact(model, x_eq, node, speed, horizon, scenario.solver, gap=params.initial_gap,
+                             **scenario.scheme_options)
     degree_d = min(2, scenario.end_distances.shape[0] - 1)
     surface = surface_fit(model, others, scenario.end_distances, degree_d)
     status = first_failure(_statics_status(shape_ok, spring), virtual.status, dynamic.status)
@@ -143,8 +143,8 @@ def snare_metrics(scenario, params) -> dict:
     else:
         horizon = dynamic_horizon(model, spring.coefficients, virtual, speed, params.initial_gap,
                                   scenario.horizon_factor)
-        dyn = dynamic_impact(model, x_eq, node, speed, horizon, gap=params.initial_gap, **scenario.solver_settings,
-                             adjoint=scenario.adjoint)
+        dyn = dynamic_impact(model, x_eq, node, speed, horizon, scenario.solver, gap=params.initial_gap,
+                             **scenario.scheme_options)
         status = first_failure(statics, dyn.status)
         chosen = {"peak_force_N": dyn.peak_force, "impulse_N_s": dyn.impulse, "restitution": dyn.restitution,
                   "max_indentation_m": dyn.max_node_displacement}

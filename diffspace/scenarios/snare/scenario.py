@@ -101,9 +101,9 @@ class Snare(AbstractScenario):
 
     # ------------------------------------------------------------------ model
     @property
-    def solver_settings(self) -> dict:
-        return {"rtol": self.solver.rtol, "atol": self.solver.atol, "n_save": self.solver.n_save,
-                "max_steps": self.solver.max_steps, "scheme": self.scheme, "max_step": self.max_step}
+    def scheme_options(self) -> dict:
+        """The dynamic strike's scheme, its largest step and how it is differentiated."""
+        return {"scheme": self.scheme, "max_step": self.max_step, "adjoint": self.adjoint}
 
     def striking_mass(self, params: SnareParams):
         """The effective striking mass [kg]: the configured value, or the arm in series with the target."""
