@@ -47,6 +47,8 @@ state also carries the impulse :math:`\int F dt`, the damping dissipation
 
 from __future__ import annotations
 
+import dataclasses
+
 import equinox as eqx
 import jax
 import jax.numpy as jnp
@@ -395,8 +397,7 @@ def _outcome(system: ImpactSystem, sol, mode0: ImpactMode) -> ImpactOutcome:
 def _restitutions(laws: AbstractContactLaw, rtol: float, atol: float) -> Array:
     def one(law):
         # heavy damping (e ~ 1/chi) makes the rebound creep: long horizon
-        settings = SolverSettings(rtol, atol, n_save=2, max_steps=IMPACT_SOLVER.max_steps,
-                                  max_segments=IMPACT_SOLVER.max_segments)
+        settings = dataclasses.replace(IMPACT_SOLVER, rtol=rtol, atol=atol, n_save=2)
         out = simulate_impact(law, 1.0, jnp.inf, 1.0, t_max=1e4, settings=settings)
         return jnp.where(out.separated, out.restitution, jnp.nan)
 
