@@ -1,6 +1,7 @@
-"""Order of the closing's fixed-step scheme (velocity Verlet with the dashpots by the trapezoidal rule,
-``diffspace/bodies/rope_stepping.py``) against the adaptive Tsit5 solve of the same model at rtol 1e-10, and the
-forward run's CPU time of the shipped config.
+"""Order of the rope's fixed-step scheme (Newmark average acceleration for the axial and contact springs and
+dashpots, linearised, the bending forces explicit: ``diffspace/bodies/rope_stepping.py``) on the snare closing,
+against the adaptive Tsit5 solve of the same model at rtol 1e-10, and the forward run's CPU time of the shipped
+config.
 
     python experiments/second_order_study.py order [case ...]   # writes experiments/results/second_order/<case>.json
     python experiments/second_order_study.py compare LABEL [case ...]   # this tree's errors against <case>.json's
@@ -8,11 +9,13 @@ forward run's CPU time of the shipped config.
     python experiments/second_order_study.py timing [label]     # CPU seconds of the shipped config's forward run
 
 Cases (configs/snare_closing.toml with overrides): ``strike``, the ring strikes a shaft at rest (shipped rope, 40 to
-58 deg in 0.3 s); ``sharp``, the same with a stiffer rope (EA = 6.5e4 N, h omega_max = 1.78 at 1e-5 s), a short
-spike. Steps 1e-5, 5e-6 and 2.5e-6 s; errors relative to the reference, and their ratio per halving. ``timing``
-only uses ``load_scenario`` and ``metrics``, so it times an older tree as well (``PYTHONPATH=<tree>``): the forward
-run (``metrics`` under ``jit``) after a warm-up call, ``time.process_time`` around ``jax.block_until_ready``;
-``compare`` likewise (the first-order scheme: ``PYTHONPATH`` at commit 4f019db, label ``first_order``).
+58 deg in 0.3 s); ``steel``, the same with a steel wire rope's axial rigidity (EA = 5e5 N, axial zigzag 4.9e5 rad/s:
+beyond any explicit step of this size). Steps 3e-5, 1.5e-5 and 7.5e-6 s (the shipped rope's bending limit is
+3.6e-5 s); errors relative to the reference, and their ratio per halving. ``timing`` only uses ``load_scenario``
+and ``metrics``, so it times an older tree as well (``PYTHONPATH=<tree>``): the forward run (``metrics`` under
+``jit``) after a warm-up call, ``time.process_time`` around ``jax.block_until_ready``; ``compare`` likewise (earlier
+schemes: ``<case>_first_order.json``, ``<case>_lumped_proposal.json`` and ``<case>_verlet.json``, the velocity-Verlet
+scheme of commit a83b7cd, at its steps 1e-5, 5e-6 and 2.5e-6 s).
 """
 
 from __future__ import annotations
@@ -32,9 +35,9 @@ CONFIG = ROOT / "configs" / "snare_closing.toml"
 OUT = ROOT / "experiments" / "results" / "second_order"
 STRIKE = ["drive.start_angle_deg=40", "drive.final_angle_deg=58", "drive.duration_s=0.3", "closing.end_time_s=0.3",
           "shaft.initial_position_m=[0.0, -0.03]", "shaft.initial_velocity_m_s=[0.0, 0.0]", "simulation.n_save=301"]
-CASES = {"strike": STRIKE, "sharp": [*STRIKE, "rope.axial_rigidity_N=6.5e4"]}
+CASES = {"strike": STRIKE, "steel": [*STRIKE, "rope.axial_rigidity_N=5e5"]}
 REFERENCE = ["simulation.scheme=tsit5", "simulation.rtol=1e-10", "simulation.atol=1e-13", "simulation.max_steps=4000000"]
-STEPS = (1e-5, 5e-6, 2.5e-6)
+STEPS = (3e-5, 1.5e-5, 7.5e-6)
 KEYS = ("peak_contact_force_N", "peak_ring_torque_N_m", "contact_impulse_N_s", "drive_work_J", "final_offset_m")
 
 

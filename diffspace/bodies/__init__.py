@@ -7,7 +7,7 @@ from .joints import Anchor, JointAngle, Revolute, Weld
 from .modal import ModalLink, clamped_free_root, mode_shape
 from .multibody import Multibody
 from .rigid import WORLD, RigidBodies, RigidState
-from .rope import END_CONDITIONS, Rope, Shaft, bend_vectors, equilibrium, node_masses, pressed_equilibrium
+from .rope import END_CONDITIONS, NormalContact, Rope, Shaft, bend_vectors, equilibrium, node_masses, pressed_equilibrium
 from .snare import (
     APPROACHES,
     RopeSpec,

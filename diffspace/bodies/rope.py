@@ -371,15 +371,35 @@ class Shaft(eqx.Module):
 
     def forces(self, law: ContactLaw, rope: Rope, x, v, point, velocity, impact_speed):
         """Contact forces on the nodes ``(N+1, 3)`` (the shaft feels minus their sum) and their magnitudes."""
-        f, mag, _ = self.forces_and_damping(law, rope, x, v, point, velocity, impact_speed)
-        return f, mag
+        contact = self.contact(law, rope, x, v, point, velocity, impact_speed)
+        return contact.forces, contact.magnitudes
 
-    def forces_and_damping(self, law: ContactLaw, rope: Rope, x, v, point, velocity, impact_speed):
-        """:meth:`forces` and each node's dashpot rate ``(dF/d delta_dot) n n^T`` [N s/m] ``(N+1, 3, 3)``: the
-        Jacobian of its contact force in its own velocity (forward mode, one pass with the force; ``jit`` drops
-        it where unused)."""
+    def contact(self, law: ContactLaw, rope: Rope, x, v, point, velocity, impact_speed) -> "NormalContact":
+        """:meth:`forces` with the outward normals and the force's derivatives in the indentation and its rate
+        (forward mode, one pass with the force; ``jit`` drops them where unused): :class:`NormalContact`."""
         delta, normal = self.indentation(rope, x, point)
         delta_dot = -jnp.sum(normal * (v - velocity), axis=-1)
-        mag, rate = jax.jvp(lambda rate_in: law.force(delta, rate_in, impact_speed), (delta_dot,),
-                            (jnp.ones_like(delta_dot),))
-        return mag[:, None] * normal, mag, rate[:, None, None] * normal[:, :, None] * normal[:, None, :]
+        force = lambda d, r: law.force(d, r, impact_speed)  # noqa: E731
+        mag, rate = jax.jvp(force, (delta, delta_dot), (jnp.zeros_like(delta), jnp.ones_like(delta_dot)))
+        _, spring = jax.jvp(force, (delta, delta_dot), (jnp.ones_like(delta), jnp.zeros_like(delta_dot)))
+        return NormalContact(mag[:, None] * normal, mag, normal, rate, spring)
+
+
+class NormalContact(eqx.Module):
+    """Shaft contact at points ``x`` (:meth:`Shaft.contact`): ``forces`` ``F n`` [N] on the points, ``magnitudes``
+    ``F``, outward unit ``normals`` ``n``, and ``damping`` ``dF/d delta_dot`` [N s/m] and ``stiffness``
+    ``dF/d delta`` [N/m]. Each point's normal blocks ``(dF/d delta_dot) n n^T`` and ``(dF/d delta) n n^T`` are the
+    Jacobians ``-df/dv`` and, without the tangential (geometric) stiffness ``-F (I - n n^T - a a^T) / dist``,
+    ``-df/dx`` of its force in its own velocity and position."""
+
+    forces: Float[Array, "P 3"]
+    magnitudes: Float[Array, " P"]
+    normals: Float[Array, "P 3"]
+    damping: Float[Array, " P"]
+    stiffness: Float[Array, " P"]
+
+    def blocks(self, h) -> Float[Array, "P 3 3"]:
+        """The points' effective blocks ``(dF/d delta_dot + h/2 dF/d delta) n n^T`` (``G = C + h/2 K``,
+        :mod:`~diffspace.bodies.rope_stepping`)."""
+        rate = self.damping + 0.5 * h * self.stiffness
+        return rate[:, None, None] * self.normals[:, :, None] * self.normals[:, None, :]

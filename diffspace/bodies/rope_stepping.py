@@ -1,28 +1,37 @@
 r"""The fixed-step scheme of a lumped-mass rope (the snare closing, :mod:`diffspace.scenarios.snare_closing.semi_implicit`,
-and the shaft strike, :mod:`diffspace.bodies.snare_impact`): velocity Verlet (the leapfrog, the velocities also kept
-at whole steps) with the stiff dashpots by the trapezoidal rule; what it needs: the rope's stability limits, the
-dashpots' consistent Jacobian and its block-tridiagonal solve.
+and the shaft strike, :mod:`diffspace.bodies.snare_impact`): the average-acceleration Newmark method (trapezoidal
+rule) for the stiff, local forces, linearised once per step, and explicit forces at the extrapolated state for the
+rest; what it needs: the stiff forces' consistent Jacobians, their block-tridiagonal solve and the explicit part's
+stability limit.
 
-One step ``h`` from ``x_n``, ``v_n`` and the accelerations ``a_n`` the previous step applied (``f``: the nodes'
-forces; ``J = -df/dv`` the consistent Jacobian of the axial and contact dashpots, 3x3 blocks, tridiagonal along a
-rope since a section's dashpot and its contact points act on its two nodes only)::
+**Stiff and explicit forces.** The axial springs and dashpots (Eq. (26)) and the shaft contacts' normal springs and
+dashpots act along a section or at a contact point, so their Jacobians ``K = -df/dx`` and ``C = -df/dv`` are block
+tridiagonal along a rope (3x3 node blocks; a section's blocks ``[[B, -B], [-B, B]]``, a contact point's ``W^T R W``
+over the two nodes it lies between). They carry the rope's fast modes: the axial zigzag ``2 sqrt(k_tes / m_i)``
+(1.55e5 rad/s in the closing's rope), the contact damping (a ``-1e6 1/s`` eigenvalue on a 0.55 g node) and the
+contact spring (2.5e4 rad/s at a 130 N contact). The bending springs and dashpots (Eqs. (37)-(39), five nodes
+coupled) and the contacts' tangential (geometric) stiffness stay explicit.
 
-    v_{n+1/2} = v_n + h/2 a_n,   x_{n+1} = x_n + h v_{n+1/2},   v~ = v_n + h a_n                 (kick, drift, predict)
-    M a_{n+1} = f(t_{n+1}, x_{n+1}, v~) - J (v_{n+1} - v~),     v_{n+1} = v_{n+1/2} + h/2 a_{n+1}
-      <=>  (M + h/2 J) a_{n+1} = f(t_{n+1}, x_{n+1}, v~) + h/2 J a_n                         (closing kick)
+**Step** ``h`` from ``x_n``, ``v_n`` and the accelerations ``a_n`` the previous step applied (``f``: every force on
+the nodes; ``G = C + h/2 K`` the stiff forces' effective Jacobian)::
 
-One force evaluation per step (``J`` comes with it: the axial blocks from the section geometry, the contact
-points' rates from the same forward-mode pass as their forces) and one block-tridiagonal solve. The dashpot
-forces are linear in the velocities, so for the axial and contact dashpots this is exactly the trapezoidal rule
-(force at ``v_{n+1}``, A-stable: amplification ``(m - hJ/2) / (m + hJ/2)`` in a pure dashpot, the contact dashpot of
-a 0.55 g node being a ``-1e6 1/s`` eigenvalue); the springs are leapfrog (symplectic, second order, stable for
-``h omega < 2``); the bending dashpots, not in ``J`` (they couple five nodes), act at the predicted velocity
-``v~ = v_{n+1} + O(h^2)``: second order, stable while ``h c_b + (h omega_b)^2 / 4 < 1`` (:func:`bending_step`).
-The scheme is second order overall. (A node-local lumped ``D`` in place of ``J``, ``(m_i I + h/2 D_i) a = f(x,
-v_{n+1/2})``, leaves a force error ``(J - D) h/2 a``: first order; extrapolating its velocity instead makes the
-mismatch ``D - J`` an explicit anti-damping, unstable wherever the lumping exceeds ``J``.) Start:
-``(M + h/2 J) a_0 = f(0, x_0, v_0)``. The forces applied are ``f(v~) - J (v_{n+1} - v~)`` (:func:`dashpot_forces`);
-integrals of the forces (impulse, work) take the trapezoidal rule over their applied values at whole steps.
+    x~ = x_n + h v_n + h^2/2 a_n,   v~ = v_n + h a_n                                   (extrapolate)
+    M a_{n+1} = f(t_{n+1}, x~, v~) - K (x_{n+1} - x~) - C (v_{n+1} - v~)               (stiff part linearised)
+    x_{n+1} = x_n + h v_n + h^2/4 (a_n + a_{n+1}),   v_{n+1} = v_n + h/2 (a_n + a_{n+1})   (Newmark, beta = 1/4)
+      <=>  (M + h/2 G) a_{n+1} = f(t_{n+1}, x~, v~) + h/2 G a_n,
+           v_{n+1} = v~ + dv,  dv = h/2 (a_{n+1} - a_n),   x_{n+1} = x~ + h/2 dv
+
+One force evaluation per step (``K`` and ``C`` come with it: the section blocks from the section geometry, the
+contact points' from the same forward-mode pass as their forces) and one block-tridiagonal solve. The forces applied
+are ``f(x~, v~) - G dv`` (:func:`linear_forces`). The stiff forces are thus the trapezoidal rule on their linearisation
+at the extrapolated state, ``x_{n+1} - x~ = O(h^3)``: A-stable (a linear spring-dashpot gets the average-acceleration
+method's amplification, modulus at most 1 at any ``h``), second order. The explicit forces at ``(x~, v~)`` err by
+``O(h^2)`` in the acceleration: second order; on the test equation ``x'' = -omega^2 x - c x'`` they are stable exactly
+while ``h c + (h omega)^2 / 2 < 1`` (the amplification matrix of the update above; for ``c = 0`` up to
+``h omega = sqrt 2``), which the bending zigzag mode sets (:func:`bending_step`). So the step is free of the axial and
+contact frequencies and is set by accuracy (the scenario pages give the measured errors). Start: ``(M + h/2 G) a_0 =
+f(0, x_0, v_0)``. Integrals of the forces (impulse, work) take the trapezoidal rule over their applied values at whole
+steps.
 """
 
 from __future__ import annotations
@@ -33,42 +42,20 @@ from jaxtyping import Array, Float
 from ..core.spatial import safe_norm
 from .rope import Rope
 from .rope_elements import axial_gain
-
-STABLE_PRODUCT = 1.8
-"""Largest ``h omega_max`` a run may use (:func:`highest_frequency`): the leapfrog's undamped limit is 2; beyond 1.8 a
-run fails with ``solver_failure``."""
-
-
-def highest_frequency(rope: Rope) -> Float[Array, ""]:
-    """Upper estimate [rad/s] of a rope's highest natural frequency, the explicit part's stability limit: the
-    axial zigzag ``omega_a^2 = 4 k_tes / m_i`` and the bending zigzag ``omega_b^2 = 16 k_tor / (l_0^2 m_i)``
-    (Eqs. (26), (39); interior nodes, stiffest section, shortest section), added in squares since they couple in a
-    curved rope."""
-    mass = jnp.min(rope.masses[1:-1])
-    axial = 4.0 * jnp.max(rope.axial_stiffness) / mass
-    bending = 16.0 * rope.bending_stiffness / (jnp.min(rope.rest_lengths) ** 2 * mass)
-    return jnp.sqrt(axial + bending)
-
+from .rope_stiffness import section_hessian
 
 BENDING_LIMIT = 0.9
-"""Largest ``h c_b + (h omega_b)^2 / 4`` a run may use (:func:`bending_step`; the bending dashpots, explicit at the
-predicted velocity, are stable below 1)."""
+"""Largest ``h c_b + (h omega_b)^2 / 2`` a run may use (:func:`bending_step`; the explicit bending forces are stable
+below 1)."""
 
 
 def bending_step(rope: Rope) -> Float[Array, ""]:
-    """Largest step [s] for the explicit bending dashpots: the root of ``h c_b + (h omega_b)^2 / 4 = BENDING_LIMIT``
-    for the bending zigzag mode (damping rate ``c_b = 16 c_tor / (l_0^2 m_i)``, ``omega_b^2 = 16 k_tor /
-    (l_0^2 m_i)``; shortest section, lightest interior node). The scalar test equation ``x'' = -omega^2 x - c x'``
-    with ``c`` at the predicted velocity (module docstring) is stable exactly while ``h c + (h omega)^2 / 4 < 1``."""
+    """Largest step [s] of the scheme: the root of ``h c_b + (h omega_b)^2 / 2 = BENDING_LIMIT`` for the bending
+    zigzag mode (``omega_b^2 = 16 k_tor / (l_0^2 m_i)``, damping rate ``c_b = 16 c_tor / (l_0^2 m_i)``; shortest
+    section, lightest interior node), the explicit forces' stability limit (module docstring)."""
     scale = 16.0 / (jnp.min(rope.rest_lengths) ** 2 * jnp.min(rope.masses[1:-1]))
     rate, omega2 = scale * rope.bending_damping, scale * rope.bending_stiffness
-    return 2.0 * BENDING_LIMIT / (rate + jnp.sqrt(rate**2 + BENDING_LIMIT * omega2))
-
-
-def stable_step(rope: Rope) -> Float[Array, ""]:
-    """Largest step [s] the scheme runs stably: ``STABLE_PRODUCT / omega_max`` (:func:`highest_frequency`, the
-    springs) and :func:`bending_step` (the explicit bending dashpots)."""
-    return jnp.minimum(STABLE_PRODUCT / highest_frequency(rope), bending_step(rope))
+    return 2.0 * BENDING_LIMIT / (rate + jnp.sqrt(rate**2 + 2.0 * BENDING_LIMIT * omega2))
 
 
 def axial_dashpot_blocks(rope: Rope, x: Float[Array, "*R N1 3"]) -> Float[Array, "*R N 3 3"]:
@@ -81,17 +68,30 @@ def axial_dashpot_blocks(rope: Rope, x: Float[Array, "*R N1 3"]) -> Float[Array,
     return (gain * rope.axial_damping)[..., None, None] * u[..., :, None] * u[..., None, :]
 
 
-def section_dashpots(blocks: Float[Array, "*R N 3 3"]) -> tuple[Array, Array]:
-    """The consistent Jacobian ``-df/dv`` of dashpots between neighbouring nodes (a block ``B_k`` per section):
-    ``(diagonal, off_diagonal)`` blocks, ``(*R, N+1, 3, 3)`` and ``(*R, N, 3, 3)``."""
+def axial_spring_blocks(rope: Rope, x: Float[Array, "*R N1 3"]) -> Float[Array, "*R N 3 3"]:
+    """Each section's axial spring block ``d^2 V_a / dd dd`` [N/m] (Eq. (26), material and geometric stiffness;
+    :func:`~diffspace.bodies.rope_stiffness.section_hessian`), coupling its nodes like :func:`axial_dashpot_blocks`."""
+    d = x[..., 1:, :] - x[..., :-1, :]
+    stiffness = jnp.broadcast_to(rope.axial_stiffness, d.shape[:-1])
+    return section_hessian(d, jnp.broadcast_to(rope.rest_lengths, d.shape[:-1]), stiffness, rope.compression_ratio)
+
+
+def section_blocks(blocks: Float[Array, "*R N 3 3"]) -> tuple[Array, Array]:
+    """The Jacobian of forces between neighbouring nodes (a block ``B_k`` per section, acting on ``x_{k+1} - x_k``
+    or ``v_{k+1} - v_k``): ``(diagonal, off_diagonal)`` node blocks, ``(*R, N+1, 3, 3)`` and ``(*R, N, 3, 3)``."""
     batch = [(0, 0)] * (blocks.ndim - 3)
     cell = [(0, 0), (0, 0)]
     return jnp.pad(blocks, batch + [(1, 0)] + cell) + jnp.pad(blocks, batch + [(0, 1)] + cell), -blocks
 
 
-def dashpot_forces(jacobian: tuple[Array, Array], dv: Float[Array, "*R N1 3"]) -> Float[Array, "*R N1 3"]:
-    """The dashpot force change ``-J dv`` [N] on every node for a velocity change ``dv`` of every node, ``J`` the
-    symmetric block-tridiagonal ``(diagonal, off_diagonal)`` Jacobian."""
+def effective_jacobian(damping: tuple[Array, Array], stiffness: tuple[Array, Array], h) -> tuple[Array, Array]:
+    """``G = C + h/2 K`` of block-tridiagonal ``(diagonal, off_diagonal)`` Jacobians (module docstring)."""
+    return damping[0] + 0.5 * h * stiffness[0], damping[1] + 0.5 * h * stiffness[1]
+
+
+def linear_forces(jacobian: tuple[Array, Array], dv: Float[Array, "*R N1 3"]) -> Float[Array, "*R N1 3"]:
+    """The force change ``-J dv`` [N] on every node for a change ``dv`` of every node, ``J`` a symmetric
+    block-tridiagonal ``(diagonal, off_diagonal)`` Jacobian."""
     diag, off = jacobian
     jdv = _mv(diag, dv)
     jdv = jdv.at[..., :-1, :].add(_mv(off, dv[..., 1:, :])).at[..., 1:, :].add(_mv(off, dv[..., :-1, :]))
@@ -100,22 +100,47 @@ def dashpot_forces(jacobian: tuple[Array, Array], dv: Float[Array, "*R N1 3"]) -
 
 def implicit_accelerations(masses: Float[Array, " N1"], jacobian: tuple[Array, Array],
                            forces: Float[Array, "*R N1 3"], h) -> Float[Array, "*R Nm1 3"]:
-    """The free nodes' accelerations ``a`` of the module docstring's closing kick, ``(M + h/2 J) a = f`` over the
-    interior nodes (``masses`` [kg] and ``forces`` [N] of every node, the end nodes' dropped; ``J`` the
-    ``(diagonal, off_diagonal)`` blocks of :func:`section_dashpots` and of node-local dashpots [N s/m]): block
-    tridiagonal elimination down the rope and substitution back (3x3 blocks, unrolled, elementwise)."""
+    """The free nodes' accelerations ``a`` of the module docstring's step, ``(M + h/2 J) a = f`` over the interior
+    nodes (``masses`` [kg] and ``forces`` [N] of every node, the end nodes' dropped; ``J`` the effective Jacobian
+    ``G`` [N s/m] as ``(diagonal, off_diagonal)`` blocks, :func:`effective_jacobian`), by :func:`block_solve`."""
     diag, off = jacobian
     diag = masses[1:-1, None, None] * jnp.eye(3) + 0.5 * h * diag[..., 1:-1, :, :]
-    off, rhs = 0.5 * h * off[..., 1:-1, :, :], forces[..., 1:-1, :]
-    pivots, reduced = [_inverse3(diag[..., 0, :, :])], [rhs[..., 0, :]]
-    for i in range(1, rhs.shape[-2]):
-        lower = _mm(off[..., i - 1, :, :], pivots[-1])  # off is symmetric: B^T = B
-        pivots.append(_inverse3(diag[..., i, :, :] - _mm(lower, off[..., i - 1, :, :])))
-        reduced.append(rhs[..., i, :] - _mv(lower, reduced[-1]))
-    out = [_mv(pivots[-1], reduced[-1])]
-    for i in range(rhs.shape[-2] - 2, -1, -1):
-        out.append(_mv(pivots[i], reduced[i] - _mv(off[..., i, :, :], out[-1])))
-    return jnp.stack(out[::-1], axis=-2)
+    return block_solve(diag, 0.5 * h * off[..., 1:-1, :, :], forces[..., 1:-1, :])
+
+
+def block_solve(diag: Float[Array, "*R n 3 3"], off: Float[Array, "*R m 3 3"],
+                rhs: Float[Array, "*R n 3"]) -> Float[Array, "*R n 3"]:
+    """Solve a symmetric positive definite block-tridiagonal system (``diag``: the 3x3 diagonal blocks, ``off``:
+    the symmetric blocks coupling block ``i`` to ``i + 1``, ``m = n - 1``) by twisted block elimination: both ends
+    are eliminated towards the middle block ``k = n // 2`` at once (the two sweeps stacked as a batch of two, the
+    shorter one led by an identity block), ``k`` is solved, and both sweeps substitute back outwards. Half the
+    sequential depth of elimination from one end; 3x3 blocks, unrolled, elementwise."""
+    n = rhs.shape[-2]
+    if n == 1:
+        return _mv(_inverse3(diag[..., 0, :, :]), rhs[..., 0, :])[..., None, :]
+    k = n // 2
+    pad = 2 * k + 1 - n  # the lower sweep eliminates n - 1 - k blocks, the upper k
+
+    def lead(z, value, axis):  # the lower sweep's blocks, from the last one up, led by ``pad`` filler blocks
+        filler = jnp.broadcast_to(value, z.shape[:z.ndim + axis] + (pad,) + z.shape[z.ndim + axis + 1:])
+        return jnp.concatenate([filler, jnp.flip(z, axis)], axis)
+
+    d2 = jnp.stack([diag[..., :k, :, :], lead(diag[..., k + 1:, :, :], jnp.eye(3), -3)])
+    b2 = jnp.stack([off[..., :k, :, :], lead(off[..., k:, :, :], 0.0, -3)])  # b2[i]: sweep block i to i + 1
+    r2 = jnp.stack([rhs[..., :k, :], lead(rhs[..., k + 1:, :], 0.0, -2)])
+    pivots, reduced = [_inverse3(d2[..., 0, :, :])], [r2[..., 0, :]]
+    for i in range(1, k):
+        lower = _mm(b2[..., i - 1, :, :], pivots[-1])  # b2 is symmetric: B^T = B
+        pivots.append(_inverse3(d2[..., i, :, :] - _mm(lower, b2[..., i - 1, :, :])))
+        reduced.append(r2[..., i, :] - _mv(lower, reduced[-1]))
+    lower = _mm(b2[..., k - 1, :, :], pivots[-1])  # both sweeps onto the middle block
+    middle = _mv(_inverse3(diag[..., k, :, :] - jnp.sum(_mm(lower, b2[..., k - 1, :, :]), axis=0)),
+                 rhs[..., k, :] - jnp.sum(_mv(lower, reduced[-1]), axis=0))
+    out = [jnp.broadcast_to(middle, r2.shape[:-2] + (3,))]
+    for i in range(k - 1, -1, -1):
+        out.append(_mv(pivots[i], reduced[i] - _mv(b2[..., i, :, :], out[-1])))
+    sweeps = jnp.stack(out[:0:-1], axis=-2)  # (2, *R, k, 3)
+    return jnp.concatenate([sweeps[0], middle[..., None, :], jnp.flip(sweeps[1][..., pad:, :], -2)], axis=-2)
 
 
 def _mv(m: Float[Array, "*B 3 3"], z: Float[Array, "*B 3"]) -> Float[Array, "*B 3"]:

@@ -11,10 +11,11 @@ r"""A grapple shaft striking one snare rope: the paper's virtual-spring impact a
 
 Two schemes integrate the full rope. ``"tsit5"``: Tsit5 + PID, whose step is set by stability (the axial modes,
 ``2 sqrt(k_tes / m_i) = 2.3e5 rad/s`` for the shipped rope: 15,000 steps of six right-hand sides). ``"semi_implicit"``
-(:func:`strike_step`): velocity Verlet with the axial and contact dashpots by the trapezoidal rule (their
-consistent Jacobian, block tridiagonal along the rope; :mod:`~diffspace.bodies.rope_stepping`), one right-hand
-side per step at a fixed step set by the rope itself (:func:`strike_step_length`: 0.99 of the stability limit, at
-most ``max_step``), so any rope runs stably; second order.
+(:func:`strike_step`): the average-acceleration Newmark method for the axial springs and dashpots and the contact's
+normal spring and dashpot (their consistent Jacobians, block tridiagonal along the rope), linearised once per step,
+and the bending forces explicit (:mod:`~diffspace.bodies.rope_stepping`): one right-hand side and one
+block-tridiagonal solve per step at a fixed step, ``max_step`` or 0.99 of the bending forces' stability limit if
+that is shorter (:func:`strike_step_length`), so any rope runs stably; second order.
 """
 
 from __future__ import annotations
@@ -31,14 +32,15 @@ from ..integrate import SolverSettings, StepMap, solve_smooth
 from ..core.spatial import safe_norm
 from ..core.status import Status, first_failure, flag
 from .rope import assemble, rope_accelerations
-from .rope_stepping import axial_dashpot_blocks, dashpot_forces, implicit_accelerations, section_dashpots, stable_step
+from .rope_stepping import (axial_dashpot_blocks, axial_spring_blocks, bending_step, effective_jacobian,
+                            implicit_accelerations, linear_forces, section_blocks)
 from .snare import SnareModel, contact_direction
 
 SCHEMES = ("semi_implicit", "tsit5")
-MAX_STEP = 1e-5
+MAX_STEP = 3e-5
 """Default upper bound [s] of the semi-implicit scheme's step (:func:`strike_step_length`)."""
 STEP_FRACTION = 0.99
-"""The semi-implicit step as a fraction of the stability limit (:func:`~diffspace.bodies.rope_stepping.stable_step`)."""
+"""The semi-implicit step as a fraction of the stability limit (:func:`~diffspace.bodies.rope_stepping.bending_step`)."""
 
 
 def snare_virtual_impact(model: SnareModel, coefficients, speed, *, n_save: int = 2, adjoint=None) -> ImpactOutcome:
@@ -71,11 +73,11 @@ class RopeImpact(eqx.Module):
 
 
 def strike_rates(t, y, previous, h, args):
-    """What the strike's kick applies at ``t`` (:mod:`~diffspace.bodies.rope_stepping`; positions of ``y`` at ``t``,
-    its velocities the predicted ``v_n + h a_n``, ``previous`` the accelerations ``a_n``): the rates ``(v, a, w, A,
-    F)`` of ``y = (interior nodes, their velocities, shaft position, shaft velocity, contact impulse)`` at the whole
-    step (``w``: the predicted shaft velocity), ``args = (model, impact speed)``. The shaft receives exactly the
-    contact force the nodes received (at the whole-step velocities, the prescribed end nodes' included), so the
+    """What the strike's step applies at ``t`` (:mod:`~diffspace.bodies.rope_stepping`; positions and velocities of
+    ``y`` the extrapolated ``x~``, ``v~`` and the shaft's ``p_{n+1}`` and predicted ``w~``; ``previous`` the
+    accelerations ``a_n``): the rates ``(v, a, w, A, F)`` of ``y = (interior nodes, their velocities, shaft position,
+    shaft velocity, contact impulse)`` at the whole step, ``args = (model, impact speed)``. The shaft receives exactly
+    the contact force the nodes received (linearised to the whole step, the prescribed end nodes' included), so the
     impulse is the shaft's momentum change."""
     model, speed = args
     rope, rings, shaft = model.rope, model.rings, model.shaft
@@ -83,14 +85,17 @@ def strike_rates(t, y, previous, h, args):
     a, b, va, vb = rings.end_states(t)
     attach, attach_rate = rings.attachment_states(t)
     x, v = assemble(xi, a, b), assemble(vi, va, vb)
-    f_c, _, contact = shaft.forces_and_damping(model.law, rope, x, v, p, w, speed)
+    touch = shaft.contact(model.law, rope, x, v, p, w, speed)
+    f_c = touch.forces
     forces = rope.internal_forces(x, v, attach, attach_rate) + f_c
-    diag, off = section_dashpots(axial_dashpot_blocks(rope, x))
+    diag, off = effective_jacobian(section_blocks(axial_dashpot_blocks(rope, x)),
+                                   section_blocks(axial_spring_blocks(rope, x)), h)
+    contact = touch.blocks(h)
     jacobian = (diag + contact, off)
     lag = jnp.pad(0.5 * h * previous, ((1, 1), (0, 0)))
-    acc = implicit_accelerations(rope.masses, jacobian, forces - dashpot_forces(jacobian, lag), h)
+    acc = implicit_accelerations(rope.masses, jacobian, forces - linear_forces(jacobian, lag), h)
     dv = jnp.pad(0.5 * h * acc, ((1, 1), (0, 0))) - lag
-    f_shaft = -jnp.sum(f_c + dashpot_forces((contact, jnp.zeros_like(off)), dv), axis=0)
+    f_shaft = -jnp.sum(f_c + linear_forces((contact, jnp.zeros_like(off)), dv), axis=0)
     return vi + dv[1:-1], acc, w, f_shaft / model.mass, f_shaft
 
 
@@ -100,13 +105,14 @@ def strike_start(t, y, h, args):
 
 
 def strike_step(t, y, rates, h, args):
-    """One step of the strike's velocity-Verlet scheme from ``(y_n, rates_n)`` at ``t`` (:func:`strike_rates`):
+    """One step of the strike's scheme from ``(y_n, rates_n)`` at ``t`` (:func:`strike_rates`):
     ``(y_{n+1}, rates_{n+1})``."""
     xi, vi, p, w, impulse = y
     v_half, w_half = vi + 0.5 * h * rates[1], w + 0.5 * h * rates[3]
     predicted = (xi + h * v_half, v_half + 0.5 * h * rates[1], p + h * w_half, w_half + 0.5 * h * rates[3], impulse)
     new = strike_rates(t + h, predicted, rates[1], h, args)
-    return (predicted[0], new[0], predicted[2], w_half + 0.5 * h * new[3], impulse + 0.5 * h * (rates[4] + new[4])), new
+    x_next = predicted[0] + 0.5 * h * (new[0] - predicted[1])  # x~ + h/2 dv
+    return (x_next, new[0], predicted[2], w_half + 0.5 * h * new[3], impulse + 0.5 * h * (rates[4] + new[4])), new
 
 
 STRIKE_SOLVER = SolverSettings(rtol=1e-6, atol=1e-9, n_save=600, max_steps=200_000)
@@ -147,10 +153,10 @@ def rope_impact_solve(model: SnareModel, x_eq, node, speed, t_end, settings: Sol
 
 
 def strike_step_length(model: SnareModel, max_step) -> Array:
-    """The semi-implicit scheme's fixed step [s]: ``STEP_FRACTION`` of the rope's stability limit
-    (:func:`~diffspace.bodies.rope_stepping.stable_step`: the springs' ``STABLE_PRODUCT / omega_max`` and the
-    explicit bending dashpots' limit), at most ``max_step`` (7.6e-6 s for the shipped rope)."""
-    return jnp.minimum(max_step, STEP_FRACTION * stable_step(model.rope))
+    """The semi-implicit scheme's fixed step [s]: ``max_step``, or ``STEP_FRACTION`` of the rope's stability limit
+    if that is shorter (:func:`~diffspace.bodies.rope_stepping.bending_step`, the explicit bending forces; 3.8e-5 s
+    for the shipped rope)."""
+    return jnp.minimum(max_step, STEP_FRACTION * bending_step(model.rope))
 
 
 def parabolic_peak(values):

@@ -67,9 +67,9 @@ def config_fields() -> dict:
             SOLVER, min_save=10,
             method=Field("str", "dynamic", choices=METHODS, help="impact model of the design metrics (run reports both)"),
             scheme=Field("str", "semi_implicit", choices=SCHEMES,
-                         help="full-rope integrator: fixed-step semi-implicit Euler or adaptive Tsit5"),
+                         help="full-rope integrator: fixed-step semi-implicit (axial and contact forces implicit, second order) or adaptive Tsit5"),
             max_step_s=Field("float", MAX_STEP, gt=0.0, max=1e-3,
-                             help="semi_implicit: largest step; the step is 0.99 x the rope's stability limit below it"),
+                             help="semi_implicit: largest step; the step is 0.99 x the bending forces' stability limit below it"),
             horizon_factor=Field("float", 1.5, min=1.0, help="x the virtual-spring contact duration")),
     }
 

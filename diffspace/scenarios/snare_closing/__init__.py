@@ -15,11 +15,9 @@ from .model import (
 )
 from .outcome import ClosingOutcome
 from .scenario import ClosingParams, SnareClosing
-from .semi_implicit import (STABLE_PRODUCT, highest_frequency, semi_implicit_rates, semi_implicit_start,
-                            semi_implicit_step)
+from .semi_implicit import bending_step, semi_implicit_rates, semi_implicit_start, semi_implicit_step
 
 __all__ = [
-    "STABLE_PRODUCT",
     "CaptureZone",
     "ClosingModel",
     "ClosingOutcome",
@@ -30,11 +28,11 @@ __all__ = [
     "Headline",
     "SnareClosing",
     "axis_distance",
+    "bending_step",
     "capture_zone",
     "closing_solve",
     "contact_forces",
     "headline",
-    "highest_frequency",
     "initial_state",
     "internal_forces",
     "rope_nodes",

@@ -51,10 +51,10 @@ def config_fields() -> dict:
                     "points_per_section": Field("int", 4, min=1, max=32, help="1 = contact at the nodes only")},
         "simulation": simulation_fields(
             SOLVER, min_save=10,
-            scheme=Field("str", "semi_implicit", choices=SCHEMES, help="semi_implicit: fixed step, contact "
-                         "dashpots implicit; tsit5: adaptive explicit (rtol, atol, max_steps)"),
-            step_s=Field("float", 1e-5, gt=0.0, max=1e-3, help="semi_implicit: largest step (equal steps "
-                         "between saved times; stable below about 2 / (2 sqrt(k_tes / m_node)))")),
+            scheme=Field("str", "semi_implicit", choices=SCHEMES, help="semi_implicit: fixed step, axial and "
+                         "contact springs and dashpots implicit; tsit5: adaptive explicit (rtol, atol, max_steps)"),
+            step_s=Field("float", 3e-5, gt=0.0, max=1e-3, help="semi_implicit: largest step (equal steps "
+                         "between saved times; the bending forces need h c_b + (h omega_b)^2 / 2 < 0.9)")),
     }
 
 

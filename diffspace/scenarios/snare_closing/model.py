@@ -125,19 +125,40 @@ def contact_points(n_sections: int, per_section: int) -> Float[Array, "P N1"]:
 
 
 class ContactTerms(eqx.Module):
-    """The shaft contacts at one state: ``forces`` on every node, force ``magnitudes`` at the contact points, and
-    the contact dashpots' consistent Jacobian ``-df/dv = W^T R W`` [N s/m] as ``(diagonal, off_diagonal)`` 3x3
-    blocks (per node, per section; ``R_p = (dF/d delta_dot)_p n_p n_p^T``; the fixed-step scheme's implicit part;
-    unused outputs cost nothing under ``jit``)."""
+    """The shaft contacts at one state: ``forces`` on every node, and at the contact points the force ``magnitudes``
+    ``F``, outward ``normals`` ``n`` and the derivatives ``damping`` ``dF/d delta_dot`` [N s/m] and ``stiffness``
+    ``dF/d delta`` [N/m] (:class:`~diffspace.bodies.rope.NormalContact`; the fixed-step scheme's implicit part,
+    :meth:`jacobian`; unused outputs cost nothing under ``jit``). Static: ``points_per_section``."""
 
     forces: Float[Array, "R N1 3"]
     magnitudes: Float[Array, "R P"]
-    jacobian: tuple[Float[Array, "R N1 3 3"], Float[Array, "R N 3 3"]]
+    normals: Float[Array, "R P 3"]
+    damping: Float[Array, "R P"]
+    stiffness: Float[Array, "R P"]
+    points_per_section: int = eqx.field(static=True)
+
+    def jacobian(self, h) -> tuple[Float[Array, "R N1 3 3"], Float[Array, "R N 3 3"]]:
+        """The nodes' effective contact Jacobian ``W^T G_p W``, ``G_p = (dF/d delta_dot + h/2 dF/d delta) n n^T``
+        (:func:`~diffspace.bodies.rope_stepping.effective_jacobian`), as ``(diagonal, off_diagonal)`` 3x3 blocks
+        per node and per section: a section's points weigh ``(1 - s)^2``, ``s^2`` onto its two nodes' blocks and
+        ``s (1 - s)`` onto their coupling (one ``einsum``)."""
+        per = self.points_per_section
+        s = np.arange(per) / per
+        weights = jnp.asarray(np.stack([(1.0 - s) ** 2, s**2, s * (1.0 - s)]))
+        scaled = (self.damping + 0.5 * h * self.stiffness)[..., None] * self.normals
+        n_rope = scaled.shape[0]
+        sections = lambda z: z[:, :-1].reshape(n_rope, -1, per, 3)  # noqa: E731  (R, N, per, 3)
+        first, second, off = jnp.einsum("ck,rnki,rnkj->crnij", weights, sections(scaled), sections(self.normals))
+        last = scaled[:, -1, :, None] * self.normals[:, -1, None, :]
+        cell = [(0, 0), (0, 0)]
+        diag = (jnp.pad(first, [(0, 0), (0, 1)] + cell) + jnp.pad(second, [(0, 0), (1, 0)] + cell)
+                + jnp.pad(last[:, None], [(0, 0), (first.shape[1], 0)] + cell))
+        return diag, off
 
 
 def contact_forces(model: ClosingModel, x, v, p, w) -> ContactTerms:
     """Shaft contact forces on the nodes of every rope, the force magnitudes at the contact points and the
-    lumped contact damping (:class:`ContactTerms`).
+    contact points' normal Jacobians (:class:`ContactTerms`).
 
     :meth:`Shaft.forces` acts at the contact points ``x_p = W x`` (velocities ``W v``; :func:`contact_points`),
     all ropes in one call; the nodes receive ``W^T f_p`` (the virtual-work transpose), so impulse and power are
@@ -152,24 +173,18 @@ def contact_forces(model: ClosingModel, x, v, p, w) -> ContactTerms:
         inner = z[:, :-1, None] * (1.0 - s)[:, None] + z[:, 1:, None] * s[:, None]
         return jnp.concatenate([inner.reshape(z.shape[0], -1, z.shape[-1]), z[:, -1:]], axis=1)
 
-    def to_nodes(g):  # W^T g for point values g (R, P, ...)
-        inner = g[:, :-1].reshape(g.shape[0], -1, per, *g.shape[2:])
+    def to_nodes(g):  # W^T g for point values g (R, P, 3)
+        inner = g[:, :-1].reshape(g.shape[0], -1, per, 3)
         first = sum((1.0 - s[k]) * inner[:, :, k] for k in range(per))
         second = sum(s[k] * inner[:, :, k] for k in range(1, per))
-        pad = [(0, 0)] * (g.ndim - 2)
-        return (jnp.pad(first, [(0, 0), (0, 1)] + pad) + jnp.pad(second, [(0, 0), (1, 0)] + pad)
-                + jnp.pad(g[:, -1:], [(0, 0), (first.shape[1], 0)] + pad))
+        return (jnp.pad(first, [(0, 0), (0, 1), (0, 0)]) + jnp.pad(second, [(0, 0), (1, 0), (0, 0)])
+                + jnp.pad(g[:, -1:], [(0, 0), (first.shape[1], 0), (0, 0)]))
 
     xp, vp = to_points(x), to_points(v)
-    f, mag, rate = model.shaft.forces_and_damping(model.law, model.rope, xp.reshape(-1, 3), vp.reshape(-1, 3), p, w,
-                                                  model.reference_speed)
-    rate = rate.reshape(*xp.shape, 3)
-    inner = rate[:, :-1].reshape(rate.shape[0], -1, per, 3, 3)  # (R, N, per, 3, 3): the points of each section
-    weigh = lambda c: jnp.sum(jnp.asarray(c)[:, None, None] * inner, axis=2)  # noqa: E731
-    cell = [(0, 0), (0, 0)]
-    diag = (jnp.pad(weigh((1.0 - s) ** 2), [(0, 0), (0, 1)] + cell) + jnp.pad(weigh(s**2), [(0, 0), (1, 0)] + cell)
-            + jnp.pad(rate[:, -1:], [(0, 0), (inner.shape[1], 0)] + cell))
-    return ContactTerms(to_nodes(f.reshape(xp.shape)), mag.reshape(xp.shape[:-1]), (diag, weigh(s * (1.0 - s))))
+    c = model.shaft.contact(model.law, model.rope, xp.reshape(-1, 3), vp.reshape(-1, 3), p, w, model.reference_speed)
+    points = lambda z: z.reshape(*xp.shape[:-1], *z.shape[1:])  # noqa: E731
+    return ContactTerms(to_nodes(points(c.forces)), points(c.magnitudes), points(c.normals), points(c.damping),
+                        points(c.stiffness), per)
 
 
 def ring_torque(last: Float[Array, "R 3"], end_forces: Float[Array, "R 3"]) -> Float[Array, ""]:

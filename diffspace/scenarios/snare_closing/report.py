@@ -9,7 +9,6 @@ import numpy as np
 from ...core.status import Status
 from ...io.results import Figure, Panel, Series, plot_figure, write_timeseries
 from .analysis import contact_episodes, time_of_angle
-from .semi_implicit import STABLE_PRODUCT
 
 
 def _closing(out) -> tuple[float | None, float | None]:
@@ -174,9 +173,8 @@ def diagnose(scenario, out) -> str:
     if status == Status.SOLVER_FAILURE:
         if scenario.scheme == "semi_implicit":
             return (f"phase 'closing dynamics': the fixed-step solve ({float(scenario.step_length):.3g} s) "
-                    "cannot follow this rope (its highest frequency times the step exceeds "
-                    f"{STABLE_PRODUCT}, its bending dashpots need a shorter step, or the state diverged): lower "
-                    "simulation.step_s")
+                    "cannot follow this rope (its bending springs and dashpots need a shorter step, or the state "
+                    "diverged): lower simulation.step_s")
         return (f"phase 'closing dynamics': the ODE solver stopped after {int(out.solver_steps)} steps "
                 "(raise simulation.max_steps)")
     return Status(status).description

@@ -35,7 +35,7 @@ from .analysis import axis_distance
 from .config import build_drive, check_config, config_fields, max_ring_angle, steps_per_save
 from .model import ClosingModel, initial_state, rope_nodes
 from .outcome import OUTCOMES, ClosingOutcome, closing_metrics, simulate_closing
-from .semi_implicit import BENDING_LIMIT, STABLE_PRODUCT, stable_step
+from .semi_implicit import BENDING_LIMIT, bending_step
 
 def _drive_parameters(max_angle_deg: float) -> tuple[Parameter, ...]:
     """The rest-to-rest drive's design variables (the final angle bounded by the snare's largest ring angle)."""
@@ -78,7 +78,7 @@ class SnareClosing(AbstractScenario):
     solver: SolverSettings  # n_save; tolerances and step budget of scheme "tsit5"
     psi_max_deg: float = eqx.field(static=True)
     scheme: str = eqx.field(static=True)  # "semi_implicit" (fixed step) or "tsit5" (adaptive)
-    stable_rigidity: tuple[float, float] = eqx.field(static=True)  # semi_implicit: largest EA [N], EI [N m^2]
+    stable_bending_rigidity: float = eqx.field(static=True)  # semi_implicit: largest EI [N m^2]
     steps_per_save: int = eqx.field(static=True)  # semi_implicit: equal steps between two saved times
     law: str = eqx.field(static=True)
     n_ropes: int = eqx.field(static=True)
@@ -99,11 +99,11 @@ class SnareClosing(AbstractScenario):
                        contact_exponent=a(k["exponent"]), end_time=a(c["end_time_s"]), solver=solver_settings(sim),
                        psi_max_deg=float(np.rad2deg(max_ring_angle(cfg))), scheme=sim["scheme"],
                        steps_per_save=steps_per_save(c["end_time_s"], sim["n_save"], sim["step_s"]),
-                       stable_rigidity=(np.inf, np.inf), law=k["law"], n_ropes=c["n_ropes"],
+                       stable_bending_rigidity=np.inf, law=k["law"], n_ropes=c["n_ropes"],
                        points_per_section=k["points_per_section"])
         scenario.check_step()
         scenario.check_clearance()
-        return scenario.with_stable_rigidity()
+        return scenario.with_stable_bending_rigidity()
 
     # ------------------------------------------------------------------ model
     @property
@@ -112,36 +112,29 @@ class SnareClosing(AbstractScenario):
         return self.end_time / ((self.solver.n_save - 1) * self.steps_per_save)
 
     def check_step(self) -> None:
-        """``ConfigError`` if the configured rope is too stiff for the semi-implicit step (host side)."""
+        """``ConfigError`` if the configured rope is too stiff in bending for the semi-implicit step (host side)."""
         if self.scheme != "semi_implicit":
             return
-        limit = float(stable_step(self.model_of(self.params).rope))
+        limit = float(bending_step(self.model_of(self.params).rope))
         if float(self.step_length) > limit:
             raise ConfigError(f"simulation.step_s: a step of {float(self.step_length):.3g} s cannot follow this rope's "
-                              f"highest frequency (axial and bending zigzag modes) and bending dashpots; use at most "
+                              f"bending zigzag mode (its explicit bending springs and dashpots); use at most "
                               f"{limit:.3g} s")
 
-    def with_stable_rigidity(self) -> "SnareClosing":
-        """This scenario with :attr:`stable_rigidity` set (host side): with the semi-implicit scheme, the largest
-        ``EA`` and ``EI`` such that every design with both inside them keeps :func:`~.semi_implicit.highest_frequency`
-        times the step within ``STABLE_PRODUCT``. The two terms of ``omega_max^2`` are linear in their rigidity, so
-        both configured values are scaled by the same factor ``(STABLE_PRODUCT / h)^2 / omega_max^2``: at both bounds
-        together the product is exactly ``STABLE_PRODUCT`` (a box the design space can state). ``EI`` is also held
-        where the explicit bending dashpots stay stable (:func:`~diffspace.bodies.rope_stepping.bending_step`; their
-        rate grows as ``sqrt(EI)`` at a fixed damping ratio: ``q P_c + q^2 P_k = BENDING_LIMIT``, ``q^2 = EI / EI_0``)."""
+    def with_stable_bending_rigidity(self) -> "SnareClosing":
+        """This scenario with :attr:`stable_bending_rigidity` set (host side): with the semi-implicit scheme, the
+        largest ``EI`` whose explicit bending forces the step keeps stable (:func:`~diffspace.bodies.rope_stepping.
+        bending_step`: ``h c_b + (h omega_b)^2 / 2 <= BENDING_LIMIT``; at a fixed damping ratio ``c_b`` grows as
+        ``sqrt(EI)`` and ``omega_b^2`` as ``EI``, so with ``q^2 = EI / EI_0``: ``q P_c + q^2 P_k = BENDING_LIMIT``).
+        ``EA`` is free: the axial springs are implicit."""
         if self.scheme != "semi_implicit":
             return self
         rope = self.model_of(self.params).rope
         mass, l0 = float(rope.masses[1]), float(rope.rest_lengths[0])
-        axial = 4.0 * float(rope.axial_stiffness.max()) / mass
-        bending = 16.0 * float(rope.bending_stiffness) / (l0**2 * mass)
-        budget = (STABLE_PRODUCT / float(self.step_length)) ** 2
-        scale = budget / (axial + bending)
         h, factor = float(self.step_length), 16.0 / (l0**2 * mass)
-        p_c, p_k = h * factor * float(rope.bending_damping), 0.25 * h**2 * factor * float(rope.bending_stiffness)
+        p_c, p_k = h * factor * float(rope.bending_damping), 0.5 * h**2 * factor * float(rope.bending_stiffness)
         q = 2.0 * BENDING_LIMIT / (p_c + np.sqrt(p_c**2 + 4.0 * p_k * BENDING_LIMIT))
-        bounds = (float(self.params.axial_rigidity) * scale, float(self.params.bending_rigidity) * min(scale, q**2))
-        return dataclasses.replace(self, stable_rigidity=bounds)
+        return dataclasses.replace(self, stable_bending_rigidity=float(self.params.bending_rigidity * q**2))
 
     def model_of(self, params: ClosingParams) -> ClosingModel:
         """The closing model of ``params`` (pure): ``k_tor = EI / l_0``, the rest bend turned outward."""
@@ -177,9 +170,9 @@ class SnareClosing(AbstractScenario):
         return space
 
     def _stable_bound(self, parameter: Parameter) -> Parameter:
-        """``EA`` and ``EI`` bounded by :attr:`stable_rigidity` (semi-implicit scheme)."""
-        upper = dict(zip(("axial_rigidity", "bending_rigidity"), self.stable_rigidity)).get(parameter.field)
-        if upper is None or not parameter.lower < upper < parameter.upper:
+        """``EI`` bounded by :attr:`stable_bending_rigidity` (semi-implicit scheme)."""
+        upper = self.stable_bending_rigidity
+        if parameter.field != "bending_rigidity" or not parameter.lower < upper < parameter.upper:
             return parameter
         return dataclasses.replace(parameter, upper=upper)
 
