@@ -163,7 +163,7 @@ def test_schema_design_key_and_leaf_come_from_one_declaration(config):
 
 def _assert_within(actual, declared_parameter):
     """The scenario's design variable is the declared one, its range at most narrowed (the snare closing bounds
-    EA and EI by the fixed step's stability limit)."""
+    EI by the fixed step's stability limit)."""
     assert dataclasses.replace(actual, lower=declared_parameter.lower, upper=declared_parameter.upper) == \
         declared_parameter, actual.key
     assert declared_parameter.lower <= actual.lower < actual.upper <= declared_parameter.upper, actual.key

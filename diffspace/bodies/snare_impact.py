@@ -37,7 +37,7 @@ from .rope_stepping import (axial_dashpot_blocks, axial_spring_blocks, bending_s
 from .snare import SnareModel, contact_direction
 
 SCHEMES = ("semi_implicit", "tsit5")
-MAX_STEP = 3e-5
+MAX_STEP = 1e-5
 """Default upper bound [s] of the semi-implicit scheme's step (:func:`strike_step_length`)."""
 STEP_FRACTION = 0.99
 """The semi-implicit step as a fraction of the stability limit (:func:`~diffspace.bodies.rope_stepping.bending_step`)."""
