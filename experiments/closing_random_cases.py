@@ -8,7 +8,7 @@ reason: ``step_over_bending_limit`` above 1 is a design too stiff in bending for
 
 2026-11-29, the scheme with implicit axial and contact springs: at ``simulation.step_s = 3e-5`` 21 of 512 designs
 (seed 0) reported peaks of 2.4e3-2e9 N with status ok where 1e-5 and 3e-6 s agree on 110-1,250 N (strongly damped
-contacts ring: docs/scenarios/snare_closing.md); at the shipped 1e-5 s, 256 designs all ok, peaks 0-1,813 N (525 s,
+contacts go wrong: docs/scenarios/snare_closing.md); at the shipped 1e-5 s, 256 designs all ok, peaks 0-1,813 N (525 s,
 the committed summary).
 """
 
