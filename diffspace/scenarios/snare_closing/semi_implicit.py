@@ -7,7 +7,8 @@ Why. The explicit adaptive solve (Tsit5) takes about 600k steps for the shipped 
 stability, not accuracy: the contact *damping* on a 0.55 g node is a real eigenvalue of about ``-1e6 1/s``
 (steps of 2e-6 s in contact), and the axial modes (``2 sqrt(k_tes / m_i) = 1.55e5 1/s``) hold it at 2e-5 s
 before contact. With both implicit, the explicit bending forces set the stability limit (``h c_b + (h omega_b)^2 /
-2 < 1``, 7.5e-5 s for the shipped rope) and the step is chosen by accuracy.
+2 < 1``, 3.6e-5 s for the shipped rope); the step is ``simulation.step_s`` (1e-5 s, see the scenario page for why
+not larger).
 
 Scheme (one step ``h`` from ``t_n``; ``a_n``, ``A_n``, ``F_n``, ``P_n``: the node and shaft accelerations, the
 shaft force and the three powers the previous step applied at ``t_n``, a :class:`~.model.ClosingState` of rates)::
