@@ -4,12 +4,17 @@ A campaign visits designs nobody looked at; this runs ``--cases`` random designs
 closing (shipped rope, ring 40 -> ``final`` deg in ``duration`` s onto a shaft somewhere in the middle of the zone,
 0.3 s simulated) in vmapped chunks, and writes ``experiments/results/closing_random/summary.json``: the status
 counts, the outcome counts, the peak-force range, and every non-ok case with its design (each needs a physical
-reason: ``step_over_bending_limit`` above 1 is a design too stiff in bending for the fixed step). Run: ``python experiments/closing_random_cases.py [--cases 512]``.
+reason: ``step_over_bending_limit`` above 1 is a design too stiff in bending for the fixed step; below it, the
+energy balance was off: a contact the step could not follow). Run: ``python experiments/closing_random_cases.py [--cases 512]``.
 
-2026-11-29, the scheme with implicit axial and contact springs: at ``simulation.step_s = 3e-5`` 21 of 512 designs
-(seed 0) reported peaks of 2.4e3-2e9 N with status ok where 1e-5 and 3e-6 s agree on 110-1,250 N (strongly damped
-contacts go wrong: docs/scenarios/snare_closing.md); at the shipped 1e-5 s, 256 designs all ok, peaks 0-1,813 N (525 s,
-the committed summary).
+2026-11-29, the scheme with implicit axial and contact springs, explicit forces at the extrapolated state: at
+``simulation.step_s = 3e-5`` 21 of 512 designs (seed 0) reported peaks of 2.4e3-2e9 N with status ok where 1e-5 and
+3e-6 s agree on 110-1,250 N. With the explicit forces at the Newmark predictor (the same day, designs drawn at 3e-5 s)
+3e-5 s and 1.5e-5 s agree on the peak force to 2.6e-5 (median), 4.2e-3 (99th percentile) over the 491 designs with
+contact, but three stiff ropes (EA 2.3e5-4.7e5 N) still go wrong at 3e-5 s, one of them and one more design at
+every step tried (1e-5 s included); all four are off in their energy balance by 2.7e-3-1.4e-2 (good runs: below 1.4e-6), which now fails them
+(``solver_failure``). At the shipped 2e-5 s (designs drawn at 2e-5 s): 510 ok, 2 ``solver_failure`` (the energy
+check: EA 2.3e5 and 3.8e5 N), peaks 0-1,521 N, all enclosed, 404 s (the committed summary).
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ config.
 Cases (configs/snare_closing.toml with overrides): ``strike``, the ring strikes a shaft at rest (shipped rope, 40 to
 58 deg in 0.3 s); ``steel``, the same with a steel wire rope's axial rigidity (EA = 5e5 N, axial zigzag 4.9e5 rad/s:
 beyond any explicit step of this size). Steps 3e-5, 1.5e-5 and 7.5e-6 s (the shipped rope's bending limit is
-3.6e-5 s); errors relative to the reference, and their ratio per halving. ``timing`` only uses ``load_scenario``
+3.87e-5 s); errors relative to the reference, and their ratio per halving. ``timing`` only uses ``load_scenario``
 and ``metrics``, so it times an older tree as well (``PYTHONPATH=<tree>``): the forward run (``metrics`` under
 ``jit``) after a warm-up call, ``time.process_time`` around ``jax.block_until_ready``; ``compare`` likewise (earlier
 schemes: ``<case>_first_order.json``, ``<case>_lumped_proposal.json`` and ``<case>_verlet.json``, the velocity-Verlet

@@ -13,26 +13,38 @@ contact spring (2.5e4 rad/s at a 130 N contact). The bending springs and dashpot
 coupled) and the terms of the contact normals' turning stay explicit.
 
 **Step** ``h`` from ``x_n``, ``v_n`` and the accelerations ``a_n`` the previous step applied (``f``: every force on
-the nodes; ``G = C + h/2 K`` the stiff forces' effective Jacobian)::
+the nodes; ``G = C + h/2 K`` the stiff forces' effective Jacobian): the Newmark method with ``beta = 1/4``,
+``gamma = 1/2`` in predictor-corrector form (Hughes and Liu's implicit-explicit partition, the stiff forces
+linearised about the predictors)::
 
-    x~ = x_n + h v_n + h^2/2 a_n,   v~ = v_n + h a_n                                   (extrapolate)
-    M a_{n+1} = f(t_{n+1}, x~, v~) - K (x_{n+1} - x~) - C (v_{n+1} - v~)               (stiff part linearised)
-    x_{n+1} = x_n + h v_n + h^2/4 (a_n + a_{n+1}),   v_{n+1} = v_n + h/2 (a_n + a_{n+1})   (Newmark, beta = 1/4)
-      <=>  (M + h/2 G) a_{n+1} = f(t_{n+1}, x~, v~) + h/2 G a_n,
-           v_{n+1} = v~ + dv,  dv = h/2 (a_{n+1} - a_n),   x_{n+1} = x~ + h/2 dv
+    x^ = x_n + h v_n + h^2/4 a_n,   v^ = v_n + h/2 a_n,   v~ = v_n + h a_n                 (predict)
+    M a_{n+1} = f(t_{n+1}, x^, v~) + C (v~ - v^) - K (x_{n+1} - x^) - C (v_{n+1} - v^)     (stiff part linearised)
+    x_{n+1} = x^ + h^2/4 a_{n+1},   v_{n+1} = v^ + h/2 a_{n+1}                            (correct)
+      <=>  (M + h/2 G) a_{n+1} = f(t_{n+1}, x^, v~) + h/2 C a_n,   v_{n+1} = v^ + dv,  dv = h/2 a_{n+1},
+           x_{n+1} = x^ + h/2 dv
 
-One force evaluation per step (``K`` and ``C`` come with it: the section blocks from the section geometry, the
-contact points' from the same forward-mode pass as their forces) and one block-tridiagonal solve. The forces applied
-are ``f(x~, v~) - G dv`` (:func:`linear_forces`). The stiff forces are thus the trapezoidal rule on their linearisation
-at the extrapolated state, ``x_{n+1} - x~ = O(h^3)``: A-stable (a linear spring-dashpot gets the average-acceleration
-method's amplification, modulus at most 1 at any ``h``), second order. The explicit forces at ``(x~, v~)`` err by
-``O(h^2)`` in the acceleration: second order; on the test equation ``x'' = -omega^2 x - c x'`` they are stable exactly
-while ``h c + (h omega)^2 / 2 < 1`` (the amplification matrix of the update above; for ``c = 0`` up to
-``h omega = sqrt 2``), which the bending zigzag mode sets (:func:`bending_step`). So the step is free of the axial and
-contact frequencies and is set by accuracy (the scenario pages give the measured errors; at 3e-5 s some strongly
-damped contacts of random closing designs went wrong, so the shipped steps stay at 1e-5 s). Start: ``(M + h/2 G) a_0 =
-f(0, x_0, v_0)``. Integrals of the forces (impulse, work) take the trapezoidal rule over their applied values at whole
-steps.
+The explicit forces see the positions at the predictor ``x^`` and the velocities extrapolated to ``v~``; the stiff
+ones, linear in the velocity, are shifted to ``v^`` (the ``h/2 C a_n`` term). One force evaluation per step (``K``
+and ``C`` come with it: the section blocks from the section geometry, the contact points' from the same
+forward-mode pass as their forces) and one block-tridiagonal solve. The forces applied are ``f(x^, v~) - C (dv -
+h/2 a_n) - h/2 K dv`` (:func:`linear_forces`). The stiff forces are thus the trapezoidal rule on their
+linearisation at the predictor: A-stable (a linear spring-dashpot gets the average-acceleration method's
+amplification, modulus at most 1 at any ``h``), second order. The explicit forces err by ``O(h^2)`` in the
+acceleration (``x^`` and ``v~`` are second-order predictions of ``x_{n+1}``, ``v_{n+1}``): second order. On the test
+equation ``x'' = -omega^2 x - c x'`` they are stable exactly while ``h c + (h omega)^2 / 4 < 1`` (the amplification
+matrix of the update above, whatever the implicit part; for ``c = 0`` up to ``h omega = 2``, the central-difference
+limit, without numerical damping); the bending zigzag mode sets it (:func:`bending_step`).
+
+**Why this predictor.** With the explicit forces at the extrapolation ``x~ = x_n + h v_n + h^2/2 a_n`` (this
+module's previous scheme) they are stable only to ``h c + (h omega)^2 / 2 < 1``, and an explicit *destabilising*
+stiffness ``k_e`` beside an implicit restoring one ``k_i`` along the same direction gains energy although the net
+stiffness restores (per step up to ``2 k_e / k_i`` once ``h^2 k_i / m`` is large): the contact normals' turning
+(``+F / r`` along the shaft's circumference) beside the axial springs of a rope wrapped on the shaft. Random
+closings at 3e-5 s grew that spurious mode smoothly into peaks of 1e3-1e9 N. At ``x^`` the pair's amplification has
+modulus 1 whenever the net stiffness restores. So the step is free of the axial and contact frequencies and is set
+by accuracy (the scenario pages give the measured errors; some contacts of stiff ropes struck hard still go wrong
+at steps the explicit part allows, and the closing fails such runs on their energy balance). Start: ``(M + h/2 G) a_0 = f(0, x_0, v_0)``. Integrals
+of the forces (impulse, work) take the trapezoidal rule over their applied values at whole steps.
 """
 
 from __future__ import annotations
@@ -46,17 +58,17 @@ from .rope_elements import axial_gain
 from .rope_stiffness import section_hessian
 
 BENDING_LIMIT = 0.9
-"""Largest ``h c_b + (h omega_b)^2 / 2`` a run may use (:func:`bending_step`; the explicit bending forces are stable
-below 1)."""
+"""Largest ``h c_b + (h omega_b)^2 / 4`` a run may use (:func:`bending_step`; the explicit bending forces are
+stable below 1)."""
 
 
 def bending_step(rope: Rope) -> Float[Array, ""]:
-    """Largest step [s] of the scheme: the root of ``h c_b + (h omega_b)^2 / 2 = BENDING_LIMIT`` for the bending
+    """Largest step [s] of the scheme: the root of ``h c_b + (h omega_b)^2 / 4 = BENDING_LIMIT`` for the bending
     zigzag mode (``omega_b^2 = 16 k_tor / (l_0^2 m_i)``, damping rate ``c_b = 16 c_tor / (l_0^2 m_i)``; shortest
     section, lightest interior node), the explicit forces' stability limit (module docstring)."""
     scale = 16.0 / (jnp.min(rope.rest_lengths) ** 2 * jnp.min(rope.masses[1:-1]))
     rate, omega2 = scale * rope.bending_damping, scale * rope.bending_stiffness
-    return 2.0 * BENDING_LIMIT / (rate + jnp.sqrt(rate**2 + 2.0 * BENDING_LIMIT * omega2))
+    return 2.0 * BENDING_LIMIT / (rate + jnp.sqrt(rate**2 + BENDING_LIMIT * omega2))
 
 
 def axial_dashpot_blocks(rope: Rope, x: Float[Array, "*R N1 3"]) -> Float[Array, "*R N 3 3"]:

@@ -37,7 +37,7 @@ from .rope_stepping import (axial_dashpot_blocks, axial_spring_blocks, bending_s
 from .snare import SnareModel, contact_direction
 
 SCHEMES = ("semi_implicit", "tsit5")
-MAX_STEP = 1e-5
+MAX_STEP = 2e-5
 """Default upper bound [s] of the semi-implicit scheme's step (:func:`strike_step_length`)."""
 STEP_FRACTION = 0.99
 """The semi-implicit step as a fraction of the stability limit (:func:`~diffspace.bodies.rope_stepping.bending_step`)."""
@@ -74,7 +74,7 @@ class RopeImpact(eqx.Module):
 
 def strike_rates(t, y, previous, h, args):
     """What the strike's step applies at ``t`` (:mod:`~diffspace.bodies.rope_stepping`; positions and velocities of
-    ``y`` the extrapolated ``x~``, ``v~`` and the shaft's ``p_{n+1}`` and predicted ``w~``; ``previous`` the
+    ``y`` the predictors ``x^``, ``v^`` and the shaft's ``p_{n+1}`` and predicted ``w~``; ``previous`` the
     accelerations ``a_n``): the rates ``(v, a, w, A, F)`` of ``y = (interior nodes, their velocities, shaft position,
     shaft velocity, contact impulse)`` at the whole step, ``args = (model, impact speed)``. The shaft receives exactly
     the contact force the nodes received (linearised to the whole step, the prescribed end nodes' included), so the
@@ -85,16 +85,15 @@ def strike_rates(t, y, previous, h, args):
     a, b, va, vb = rings.end_states(t)
     attach, attach_rate = rings.attachment_states(t)
     x, v = assemble(xi, a, b), assemble(vi, va, vb)
+    lag = jnp.pad(0.5 * h * previous, ((1, 1), (0, 0)))  # v~ - v^
     touch = shaft.contact(model.law, rope, x, v, p, w, speed)
     f_c = touch.forces
-    forces = rope.internal_forces(x, v, attach, attach_rate) + f_c
-    diag, off = effective_jacobian(section_blocks(axial_dashpot_blocks(rope, x)),
-                                   section_blocks(axial_spring_blocks(rope, x)), h)
+    damping = section_blocks(axial_dashpot_blocks(rope, x))
+    forces = rope.internal_forces(x, v + lag, attach, attach_rate) - linear_forces(damping, lag) + f_c
+    diag, off = effective_jacobian(damping, section_blocks(axial_spring_blocks(rope, x)), h)
     contact = touch.blocks(h)
-    jacobian = (diag + contact, off)
-    lag = jnp.pad(0.5 * h * previous, ((1, 1), (0, 0)))
-    acc = implicit_accelerations(rope.masses, jacobian, forces - linear_forces(jacobian, lag), h)
-    dv = jnp.pad(0.5 * h * acc, ((1, 1), (0, 0))) - lag
+    acc = implicit_accelerations(rope.masses, (diag + contact, off), forces, h)
+    dv = jnp.pad(0.5 * h * acc, ((1, 1), (0, 0)))
     f_shaft = -jnp.sum(f_c + linear_forces((contact, jnp.zeros_like(off)), dv), axis=0)
     return vi + dv[1:-1], acc, w, f_shaft / model.mass, f_shaft
 
@@ -105,14 +104,15 @@ def strike_start(t, y, h, args):
 
 
 def strike_step(t, y, rates, h, args):
-    """One step of the strike's scheme from ``(y_n, rates_n)`` at ``t`` (:func:`strike_rates`):
+    """One step of the strike's scheme from ``(y_n, rates_n)`` at ``t`` (:func:`strike_rates`; the nodes' predictors
+    ``x^ = x_n + h v_n + h^2/4 a_n``, ``v^ = v_n + h/2 a_n``, the shaft's velocity Verlet):
     ``(y_{n+1}, rates_{n+1})``."""
     xi, vi, p, w, impulse = y
-    v_half, w_half = vi + 0.5 * h * rates[1], w + 0.5 * h * rates[3]
-    predicted = (xi + h * v_half, v_half + 0.5 * h * rates[1], p + h * w_half, w_half + 0.5 * h * rates[3], impulse)
-    new = strike_rates(t + h, predicted, rates[1], h, args)
-    x_next = predicted[0] + 0.5 * h * (new[0] - predicted[1])  # x~ + h/2 dv
-    return (x_next, new[0], predicted[2], w_half + 0.5 * h * new[3], impulse + 0.5 * h * (rates[4] + new[4])), new
+    xi, vi = xi + h * vi + 0.25 * h**2 * rates[1], vi + 0.5 * h * rates[1]
+    w_half = w + 0.5 * h * rates[3]
+    new = strike_rates(t + h, (xi, vi, p + h * w_half, w_half + 0.5 * h * rates[3], impulse), rates[1], h, args)
+    return (xi + 0.5 * h * (new[0] - vi), new[0], p + h * w_half, w_half + 0.5 * h * new[3],
+            impulse + 0.5 * h * (rates[4] + new[4])), new
 
 
 STRIKE_SOLVER = SolverSettings(rtol=1e-6, atol=1e-9, n_save=600, max_steps=200_000)
@@ -154,8 +154,8 @@ def rope_impact_solve(model: SnareModel, x_eq, node, speed, t_end, settings: Sol
 
 def strike_step_length(model: SnareModel, max_step) -> Array:
     """The semi-implicit scheme's fixed step [s]: ``max_step``, or ``STEP_FRACTION`` of the rope's stability limit
-    if that is shorter (:func:`~diffspace.bodies.rope_stepping.bending_step`, the explicit bending forces; 1.87e-5 s
-    for the shipped rope, which therefore runs at ``max_step``)."""
+    if that is shorter (:func:`~diffspace.bodies.rope_stepping.bending_step`, the explicit bending forces; 1.97e-5 s
+    for the shipped rope, which therefore runs at that step)."""
     return jnp.minimum(max_step, STEP_FRACTION * bending_step(model.rope))
 
 

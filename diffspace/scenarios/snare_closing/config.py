@@ -53,8 +53,8 @@ def config_fields() -> dict:
             SOLVER, min_save=10,
             scheme=Field("str", "semi_implicit", choices=SCHEMES, help="semi_implicit: fixed step, axial and "
                          "contact springs and dashpots implicit; tsit5: adaptive explicit (rtol, atol, max_steps)"),
-            step_s=Field("float", 1e-5, gt=0.0, max=1e-3, help="semi_implicit: largest step (equal steps "
-                         "between saved times; the bending forces need h c_b + (h omega_b)^2 / 2 < 0.9)")),
+            step_s=Field("float", 2e-5, gt=0.0, max=1e-3, help="semi_implicit: largest step (equal steps "
+                         "between saved times; the bending forces need h c_b + (h omega_b)^2 / 4 < 0.9)")),
     }
 
 

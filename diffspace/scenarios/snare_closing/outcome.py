@@ -7,7 +7,9 @@ ropes, or they never surrounded it).
 
 Status: ``NOT_CONVERGED`` when the initial or capture-zone static solves fail, ``SOLVER_FAILURE`` when the
 dynamic solve stops (Tsit5: max steps or step-size collapse; semi-implicit: a non-finite state, or a rope whose
-explicit bending forces the fixed step cannot follow, ``h > bending_step``).
+explicit bending forces the fixed step cannot follow, ``h > bending_step``) or its energy balance is off by more
+than :data:`~.analysis.ENERGY_TOLERANCE` of the energy exchanged (a contact the step went wrong on:
+:func:`~.analysis.energy_balance`).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from jaxtyping import Array, Float, Int
 
 from ...core.status import Status, failed, first_failure, flag
 from ...integrate.fixed_step import fixed_step_solve
-from .analysis import CaptureZone, Headline, capture_zone, enclosed, headline
+from .analysis import ENERGY_TOLERANCE, CaptureZone, Headline, capture_zone, enclosed, energy_balance, headline
 from .model import ClosingModel, ClosingSample, ClosingState, closing_solve, initial_state, rope_nodes, sample
 from .semi_implicit import bending_step, semi_implicit_start, semi_implicit_step
 
@@ -61,8 +63,9 @@ def _solve(scenario, params, with_zone: bool) -> ClosingOutcome:
     samples = jax.vmap(lambda t, y: sample(model, t, y))(ts, ys)
     zone = capture_zone(model, y0.x_free[0]) if with_zone else None
     converged = ok & (zone.converged if with_zone else True)
+    balanced = energy_balance(samples, ys)[1] <= ENERGY_TOLERANCE
     status = first_failure(flag(~converged, Status.NOT_CONVERGED),
-                           flag(~solved, Status.SOLVER_FAILURE))
+                           flag(~(solved & balanced), Status.SOLVER_FAILURE))
     end = jax.tree_util.tree_map(lambda a: a[-1], ys)
     nodes, _ = rope_nodes(model, ts[-1], end.x_free, end.v_free)
     outcome = jnp.where(enclosed(nodes[..., :2], end.p[:2]), 0, 1)

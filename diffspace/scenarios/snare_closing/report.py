@@ -8,7 +8,7 @@ import numpy as np
 
 from ...core.status import Status
 from ...io.results import Figure, Panel, Series, plot_figure, write_timeseries
-from .analysis import contact_episodes, time_of_angle
+from .analysis import ENERGY_TOLERANCE, contact_episodes, energy_balance, time_of_angle
 
 
 def _closing(out) -> tuple[float | None, float | None]:
@@ -21,15 +21,14 @@ def _closing(out) -> tuple[float | None, float | None]:
 
 def _balances(out) -> dict:
     """Energy budget ``E - E(0) - W_drive + W_c + D_rope`` (solver error) and shaft momentum vs impulse."""
-    s, ys = out.samples, out.ys
-    energy = np.asarray(s.energy)
-    balance = energy - energy[0] - np.asarray(ys.work_drive) + np.asarray(ys.work_contact) + np.asarray(ys.rope_dissipated)
+    ys = out.ys
+    balance, relative = energy_balance(out.samples, ys)
     w = np.asarray(ys.w)[:, :2]
     impulse = np.asarray(ys.impulse)[-1, :2]
     momentum = np.linalg.norm(float(out.model.shaft_mass) * (w[-1] - w[0]) - impulse) / max(np.linalg.norm(impulse), 1e-300)
-    work = np.asarray(ys.work_drive)
-    return {"balance": balance, "energy": energy, "energy_balance_error_J": float(np.abs(balance).max()),
-            "energy_balance_relative_error": float(np.abs(balance).max() / max(np.abs(work).max(), np.ptp(energy), 1e-300)),
+    balance = np.asarray(balance)
+    return {"balance": balance, "energy": np.asarray(out.samples.energy), "energy_balance_error_J": float(np.abs(balance).max()),
+            "energy_balance_relative_error": float(relative),
             "momentum_relative_error": float(momentum), "contact_impulse_N_s": float(np.linalg.norm(impulse))}
 
 
@@ -171,6 +170,11 @@ def diagnose(scenario, out) -> str:
         return ("phase 'statics': the initial rope shapes or the capture-zone static solves (Newton on Eqs. "
                 "(35)-(36)) did not converge")
     if status == Status.SOLVER_FAILURE:
+        relative = float(energy_balance(out.samples, out.ys)[1])
+        if not relative <= ENERGY_TOLERANCE and np.isfinite(relative):
+            return (f"phase 'closing dynamics': the energy balance is off by {relative:.2g} of the energy exchanged "
+                    f"(tolerance {ENERGY_TOLERANCE:g}): the solve went wrong on a contact; lower simulation.step_s "
+                    "(semi_implicit) or simulation.rtol (tsit5)")
         if scenario.scheme == "semi_implicit":
             return (f"phase 'closing dynamics': the fixed-step solve ({float(scenario.step_length):.3g} s) "
                     "cannot follow this rope (its bending springs and dashpots need a shorter step, or the state "

@@ -124,7 +124,7 @@ class SnareClosing(AbstractScenario):
     def with_stable_bending_rigidity(self) -> "SnareClosing":
         """This scenario with :attr:`stable_bending_rigidity` set (host side): with the semi-implicit scheme, the
         largest ``EI`` whose explicit bending forces the step keeps stable (:func:`~diffspace.bodies.rope_stepping.
-        bending_step`: ``h c_b + (h omega_b)^2 / 2 <= BENDING_LIMIT``; at a fixed damping ratio ``c_b`` grows as
+        bending_step`: ``h c_b + (h omega_b)^2 / 4 <= BENDING_LIMIT``; at a fixed damping ratio ``c_b`` grows as
         ``sqrt(EI)`` and ``omega_b^2`` as ``EI``, so with ``q^2 = EI / EI_0``: ``q P_c + q^2 P_k = BENDING_LIMIT``).
         ``EA`` is free: the axial springs are implicit."""
         if self.scheme != "semi_implicit":
@@ -132,7 +132,7 @@ class SnareClosing(AbstractScenario):
         rope = self.model_of(self.params).rope
         mass, l0 = float(rope.masses[1]), float(rope.rest_lengths[0])
         h, factor = float(self.step_length), 16.0 / (l0**2 * mass)
-        p_c, p_k = h * factor * float(rope.bending_damping), 0.5 * h**2 * factor * float(rope.bending_stiffness)
+        p_c, p_k = h * factor * float(rope.bending_damping), 0.25 * h**2 * factor * float(rope.bending_stiffness)
         q = 2.0 * BENDING_LIMIT / (p_c + np.sqrt(p_c**2 + 4.0 * p_k * BENDING_LIMIT))
         return dataclasses.replace(self, stable_bending_rigidity=float(self.params.bending_rigidity * q**2))
 

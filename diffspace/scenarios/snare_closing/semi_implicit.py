@@ -1,22 +1,22 @@
 r"""The closing's fixed-step scheme: the average-acceleration Newmark method for the stiff, local forces (axial
 springs and dashpots, the contacts' normal springs and dashpots), linearised once per step, and explicit forces at
-the extrapolated state for the bending (:mod:`diffspace.bodies.rope_stepping`). The config value stays
+the predicted state for the bending (:mod:`diffspace.bodies.rope_stepping`). The config value stays
 ``"semi_implicit"``.
 
 Why. The explicit adaptive solve (Tsit5) takes about 600k steps for the shipped config because its step is set by
 stability, not accuracy: the contact *damping* on a 0.55 g node is a real eigenvalue of about ``-1e6 1/s``
 (steps of 2e-6 s in contact), and the axial modes (``2 sqrt(k_tes / m_i) = 1.55e5 1/s``) hold it at 2e-5 s
 before contact. With both implicit, the explicit bending forces set the stability limit (``h c_b + (h omega_b)^2 /
-2 < 1``, 3.6e-5 s for the shipped rope); the step is ``simulation.step_s`` (1e-5 s, see the scenario page for why
-not larger).
+4 < 1``, 3.87e-5 s for the shipped rope); the step is ``simulation.step_s`` (2e-5 s; the scenario page gives the
+errors and why not larger).
 
 Scheme (one step ``h`` from ``t_n``; ``a_n``, ``A_n``, ``F_n``, ``P_n``: the node and shaft accelerations, the
 shaft force and the three powers the previous step applied at ``t_n``, a :class:`~.model.ClosingState` of rates)::
 
-    x~ = x_n + h v_n + h^2/2 a_n,   v~ = v_n + h a_n                         (free nodes)
-    w_{n+1/2} = w_n + h/2 A_n,   p_{n+1} = p_n + h w_{n+1/2},   w~ = w_n + h A_n   (shaft: velocity Verlet)
-    (M + h/2 G) a_{n+1} = f(t_{n+1}, x~, v~, p_{n+1}, w~) + h/2 G a_n,   G = C + h/2 K
-    dv = h/2 (a_{n+1} - a_n),   v_{n+1} = v~ + dv,   x_{n+1} = x~ + h/2 dv
+    x^ = x_n + h v_n + h^2/4 a_n,   v^ = v_n + h/2 a_n,   v~ = v_n + h a_n               (free nodes)
+    w_{n+1/2} = w_n + h/2 A_n,   p_{n+1} = p_n + h w_{n+1/2},   w~ = w_n + h A_n    (shaft: velocity Verlet)
+    (M + h/2 G) a_{n+1} = f_int(t_{n+1}, x^, v~) + h/2 C_a a_n + f_c(x^, v^, p_{n+1}, w~),   G = C + h/2 K
+    dv = h/2 a_{n+1},   v_{n+1} = v^ + dv,   x_{n+1} = x^ + h/2 dv
     m_s A_{n+1} = F_{n+1} = -sum (f_c - G_c dv),   w_{n+1} = w_{n+1/2} + h/2 A_{n+1}
     (J, W_drive, W_c, D_rope)_{n+1} = (...)_n + h/2 ((F, P)_n + (F, P)_{n+1})
 
@@ -25,7 +25,7 @@ axial dashpots' and springs' consistent Jacobians and the contacts' ``W^T R W``,
 spring blocks at the contact points, :meth:`~.model.ContactTerms.jacobian`). The shaft (41.7 kg: its contact
 frequency is 92 rad/s) is explicit and gets exactly the contact force the nodes got, so the contact impulse equals
 the shaft's momentum change to round-off; the powers ``P`` use the applied forces (the axial dashpots' change
-``-C_a dv`` to the dissipation, the axial springs' ``-h/2 K_a dv`` to the elastic forces) and the whole-step
+``-C_a (v_{n+1} - v~)`` to the dissipation, the axial springs' ``-h/2 K_a dv`` to the elastic forces) and the whole-step
 velocities. Start: ``(M + h/2 G) a_0 = f(0, x_0, v_0)``. Second order (measured against the adaptive solve on the
 scenario page); stable for ``h <= bending_step``.
 """
@@ -42,22 +42,22 @@ __all__ = ["BENDING_LIMIT", "bending_step", "semi_implicit_rates", "semi_implici
 
 
 def semi_implicit_rates(model: ClosingModel, t, y: ClosingState, previous, h) -> ClosingState:
-    """What the step applies at ``t`` (positions and velocities of ``y`` the extrapolated ``x~``, ``v~``, the shaft's
-    ``p_{n+1}`` and predicted ``w~``; ``previous`` the node accelerations ``a_n``): the state's rates ``(v, a, w, A, F,
+    """What the step applies at ``t`` (positions and velocities of ``y`` the predictors ``x^``, ``v^`` and the
+    shaft's ``p_{n+1}``, ``w~``; ``previous`` the node accelerations ``a_n``): the state's rates ``(v, a, w, A, F,
     P_drive, P_c, P_rope)`` at the whole step (module docstring; ``w`` the predicted shaft velocity)."""
+    inner = lambda z: jnp.pad(z, ((0, 0), (1, 1), (0, 0)))  # noqa: E731  (free nodes -> all nodes, the ends' zero)
     x, v = rope_nodes(model, t, y.x_free, y.v_free)
+    lag = inner(0.5 * h * previous)  # v~ - v^
     terms = contact_forces(model, x, v, y.p, y.w)
-    f_el, f_damp = internal_forces(model, x, v)
+    f_el, f_damp = internal_forces(model, x, v + lag)
     damping, spring = section_blocks(axial_dashpot_blocks(model.rope, x)), section_blocks(axial_spring_blocks(model.rope, x))
     axial, contact = effective_jacobian(damping, spring, h), terms.jacobian(h)
     jacobian = (axial[0] + contact[0], axial[1] + contact[1])
-    inner = lambda z: jnp.pad(z, ((0, 0), (1, 1), (0, 0)))  # noqa: E731  (free nodes -> all nodes, the ends' zero)
-    lag = inner(0.5 * h * previous)  # h/2 a_n
-    a = implicit_accelerations(model.rope.masses, jacobian, f_el + f_damp + terms.forces - linear_forces(jacobian, lag),
-                               h)
-    dv = inner(0.5 * h * a) - lag  # v_{n+1} - v~
+    a = implicit_accelerations(model.rope.masses, jacobian,
+                               f_el + f_damp - linear_forces(damping, lag) + terms.forces, h)
+    dv = inner(0.5 * h * a)  # v_{n+1} - v^
     f_c, v = terms.forces + linear_forces(contact, dv), v + dv
-    f_el, f_damp = f_el + 0.5 * h * linear_forces(spring, dv), f_damp + linear_forces(damping, dv)
+    f_el, f_damp = f_el + 0.5 * h * linear_forces(spring, dv), f_damp + linear_forces(damping, dv - lag)
     f_shaft = -jnp.sum(f_c, axis=(0, 1))
     end_force = (f_el + f_damp + f_c)[:, -1]
     return ClosingState(v[:, 1:-1], a, y.w, f_shaft / model.shaft_mass, f_shaft, -jnp.sum(end_force * v[:, -1]),
@@ -72,13 +72,13 @@ def semi_implicit_start(model: ClosingModel, t, y: ClosingState, h) -> ClosingSt
 def semi_implicit_step(model: ClosingModel, t, y: ClosingState, rates: ClosingState,
                        h) -> tuple[ClosingState, ClosingState]:
     """One step of the module docstring's scheme from ``(y_n, rates_n)`` at ``t``: ``(y_{n+1}, rates_{n+1})``."""
-    v_half, w_half = y.v_free + 0.5 * h * rates.v_free, y.w + 0.5 * h * rates.w
-    predicted = ClosingState(y.x_free + h * v_half, v_half + 0.5 * h * rates.v_free, y.p + h * w_half,
-                             w_half + 0.5 * h * rates.w, y.impulse, y.work_drive, y.work_contact, y.rope_dissipated)
+    x, v = y.x_free + h * y.v_free + 0.25 * h**2 * rates.v_free, y.v_free + 0.5 * h * rates.v_free
+    w_half = y.w + 0.5 * h * rates.w
+    predicted = ClosingState(x, v, y.p + h * w_half, w_half + 0.5 * h * rates.w, y.impulse, y.work_drive,
+                             y.work_contact, y.rope_dissipated)
     new = semi_implicit_rates(model, t + h, predicted, rates.v_free, h)
     trapezoid = lambda u, r0, r1: u + 0.5 * h * (r0 + r1)  # noqa: E731
-    x_next = predicted.x_free + 0.5 * h * (new.x_free - predicted.v_free)  # x~ + h/2 dv
-    return ClosingState(x_next, new.x_free, predicted.p, w_half + 0.5 * h * new.w,
+    return ClosingState(x + 0.5 * h * (new.x_free - v), new.x_free, predicted.p, w_half + 0.5 * h * new.w,
                         trapezoid(y.impulse, rates.impulse, new.impulse),
                         trapezoid(y.work_drive, rates.work_drive, new.work_drive),
                         trapezoid(y.work_contact, rates.work_contact, new.work_contact),
