@@ -234,9 +234,11 @@ def test_semi_implicit_scheme_converges_to_the_adaptive_solve():
 
 
 WRAPPED = ["drive.start_angle_deg=40", "closing.end_time_s=0.3", "simulation.n_save=61",
-           "shaft.initial_position_m=[-0.0114444, -0.0141762]", "shaft.initial_velocity_m_s=[-1.94484e-05, -0.00424809]",
+           "shaft.initial_position_m=[-0.0114444, -0.0141762]",
+           "shaft.initial_velocity_m_s=[-1.94484e-05, -0.00424809]",
            "drive.duration_s=0.119139", "drive.final_angle_deg=57.0742", "rope.axial_rigidity_N=50717.9",
-           "rope.bending_rigidity_N_m2=0.0324013", "contact.restitution_c=0.444027", "contact.stiffness_N_m_n=17664600.0",
+           "rope.bending_rigidity_N_m2=0.0324013", "contact.restitution_c=0.444027",
+           "contact.stiffness_N_m_n=17664600.0",
            "shaft.mass_kg=3.18061"]
 """Random design 453 of ``experiments/closing_random_cases.py`` (seed 0): a 3.2 kg shaft struck in 0.12 s, the ropes
 wrapped on it."""

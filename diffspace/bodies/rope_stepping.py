@@ -43,8 +43,9 @@ stiffness restores (per step up to ``2 k_e / k_i`` once ``h^2 k_i / m`` is large
 closings at 3e-5 s grew that spurious mode smoothly into peaks of 1e3-1e9 N. At ``x^`` the pair's amplification has
 modulus 1 whenever the net stiffness restores. So the step is free of the axial and contact frequencies and is set
 by accuracy (the scenario pages give the measured errors; some contacts of stiff ropes struck hard still go wrong
-at steps the explicit part allows, and the closing fails such runs on their energy balance). Start: ``(M + h/2 G) a_0 = f(0, x_0, v_0)``. Integrals
-of the forces (impulse, work) take the trapezoidal rule over their applied values at whole steps.
+at steps the explicit part allows, and the closing fails such runs on their energy balance). Start: ``(M + h/2 G)
+a_0 = f(0, x_0, v_0)``. Integrals of the forces (impulse, work) take the trapezoidal rule over their applied values
+at whole steps.
 """
 
 from __future__ import annotations

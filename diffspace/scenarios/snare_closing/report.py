@@ -27,7 +27,8 @@ def _balances(out) -> dict:
     impulse = np.asarray(ys.impulse)[-1, :2]
     momentum = np.linalg.norm(float(out.model.shaft_mass) * (w[-1] - w[0]) - impulse) / max(np.linalg.norm(impulse), 1e-300)
     balance = np.asarray(balance)
-    return {"balance": balance, "energy": np.asarray(out.samples.energy), "energy_balance_error_J": float(np.abs(balance).max()),
+    return {"balance": balance, "energy": np.asarray(out.samples.energy),
+            "energy_balance_error_J": float(np.abs(balance).max()),
             "energy_balance_relative_error": float(relative),
             "momentum_relative_error": float(momentum), "contact_impulse_N_s": float(np.linalg.norm(impulse))}
 
