@@ -27,7 +27,8 @@ ROOT = Path(__file__).resolve().parents[1]
 ENTRY = ("toy", f"{__name__}:Toy")  # tests.toy_scenario, imported from the repository root
 PROBED_ENTRY = ("toy", f"{__name__}:ProbedToy")
 RUNNER = f"""
-import sys
+import signal, sys
+signal.signal(signal.SIGINT, signal.default_int_handler)  # a terminal's Ctrl-C, also under a background job
 from diffspace import scenarios
 scenarios.REGISTRY["toy"] = {ENTRY!r}
 from diffspace.app.cli import main
