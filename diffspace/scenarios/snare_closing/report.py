@@ -104,6 +104,9 @@ def write(scenario, out, directory: Path) -> None:
                    for k, v in se.items() if k.startswith("contact_force"))
     psi_c, t_close = _closing(out)
     case = _case(out, se)
+    if int(out.status) != Status.OK:
+        residual = _balances(out)["energy_balance_relative_error"]
+        case = f"{case} [{Status(int(out.status)).label}; energy balance residual {residual:.2g}]"
     plot_figure(directory / "closing_forces.png", Figure(f"{case}: contact forces, drive torque and shaft offset", (
         Panel("rope-shaft contact force [N]", forces),
         Panel("ring drive torque [N m]", (Series("drive torque", se["ring_torque_N_m"]),)),
