@@ -106,6 +106,24 @@ def simulate(scenario, design=None):
     return run(scenario, design)
 
 
+def metrics(scenario, design=None):
+    """A scenario's design metrics at a design, to build the user's own ``jax.grad`` / ``jax.jit`` /
+    ``jax.vmap`` on; with `enable_cache` on, a later session reuses its traced forward and reverse programs, so
+    ``jax.jit(jax.grad(f))`` of ``f`` built on it starts warm. Reverse mode only (for forward mode or second
+    derivatives call ``scenario.metrics`` itself).
+
+    Args:
+        scenario: A scenario from `load_scenario`.
+        design: ``{config key: value}`` in config units (values may be traced); ``None``: the config's values.
+
+    Returns:
+        ``{metric name: value}`` (SI, unit-suffixed), with ``"status"`` (a `Status` code).
+    """
+    from .design.library import metrics as evaluate
+
+    return evaluate(scenario, design)
+
+
 def metric_gradient(scenario, metric, design):
     """A design metric and its gradient with respect to design keys (reverse mode through the whole
     simulation); with `enable_cache` on, a later session reuses its traced and compiled program.
@@ -129,8 +147,8 @@ def enable_cache(path=None):
 
     A later process that compiles the same programs (same diffspace and library versions, same static
     configuration and array shapes) reads them from the cache instead of compiling them. Call it once, before
-    the first compile; programs compiling in under ``DIFFSPACE_CACHE_MIN_COMPILE_S`` seconds (default 0.5) are
-    not stored.
+    the first compile; every program is stored, however small (``DIFFSPACE_CACHE_MIN_COMPILE_S`` seconds sets a
+    threshold).
 
     Args:
         path: The cache directory; ``None``: ``$DIFFSPACE_CACHE_DIR``, else ``$XDG_CACHE_HOME/diffspace/jax``,
@@ -177,6 +195,7 @@ __all__ = [
     "mass_matrix_and_bias",
     "mass_matrix_from_kinematics",
     "metric_gradient",
+    "metrics",
     "momentum",
     "simulate",
 ]

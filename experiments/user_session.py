@@ -2,8 +2,9 @@
 start warm).
 
 The session: ``import diffspace``, ``enable_cache``, load ``configs/capture.toml``, one ``simulate``, the
-user's own ``jax.jit(jax.grad(f))`` of the peak contact force with respect to the approach speed (through
-``scenario.with_design`` and ``scenario.metrics``: reverse mode through the adaptive solve), a ``jax.vmap`` of it over 8 speeds, and
+user's own ``jax.jit(jax.grad(f))`` of the peak contact force with respect to the approach speed (``f`` built on
+``diffspace.metrics``, whose forward and reverse programs are stored: reverse mode through the adaptive solve), a
+``jax.jit(jax.vmap(jax.grad(f)))`` over 8 speeds, and
 ``diffspace.metric_gradient``. Each step's wall time is printed by the child process; the parent runs the
 session twice against one fresh cache directory (cold, then warm) and writes
 ``experiments/results/user_session/session.json``.
@@ -41,7 +42,7 @@ jax.block_until_ready(outcome)
 mark("simulate")
 KEY = "capture.approach_speed_m_s"
 def peak_force(speed):
-    return scenario.metrics(scenario.with_design(scenario.params, {KEY: speed}))["peak_force_N"]
+    return diffspace.metrics(scenario, {KEY: speed})["peak_force_N"]
 grad = jax.jit(jax.grad(peak_force))
 g = float(grad(0.05))
 mark("user_jit_grad")

@@ -55,6 +55,7 @@ def test_new_scenario_guide_example_runs_and_matches_closed_forms(tmp_path, monk
     assert float(jax.jit(jax.grad(rebound))(0.8)) == pytest.approx(math.sqrt(2.0 * G), rel=1e-9)
 
 
+@pytest.mark.slow  # 40-80 s; the ejection's gradient against central differences is also in test_conformance
 @pytest.mark.timeout(600)
 def test_ejection_page_python_example_runs(monkeypatch, tmp_path):
     """The ejection page's Python block (simulate, then jax.grad of the stable velocity with respect to the

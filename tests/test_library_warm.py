@@ -1,7 +1,9 @@
-"""Library use starts warm: with ``diffspace.enable_cache()``, ``diffspace.simulate`` and
-``diffspace.metric_gradient`` store their traced programs, and a second Python session runs them without
-tracing anything (the scenario's ``simulate`` is replaced by one that raises in that session) and gives the same
-numbers. Inside a caller's ``jit`` they fall back to the ordinary traced functions."""
+"""Library use starts warm: with ``diffspace.enable_cache()``, ``diffspace.simulate``,
+``diffspace.metric_gradient`` and the user's own ``jax.jit(jax.grad(f))`` and ``jax.jit(jax.vmap(jax.grad(f)))``
+of a function built on ``diffspace.metrics`` store their traced programs, and a second Python session runs them
+without tracing the simulation (the scenario's ``simulate`` is replaced by one that raises in that session) and
+gives the same numbers. Inside a caller's ``jit``, ``simulate`` and ``metric_gradient`` fall back to the ordinary
+traced functions."""
 
 from __future__ import annotations
 
@@ -29,8 +31,14 @@ if sys.argv[1] == "warm":  # nothing may be traced again: the stored programs ar
     type(scenario).simulate = lambda self, params: (_ for _ in ()).throw(AssertionError("traced again"))
 outcome = diffspace.simulate(scenario, {{"motion.torque_period_s": 3.0}})
 result = diffspace.metric_gradient(scenario, "end_effector_displacement_m", {{"motion.torque_period_s": 3.0}})
+import jax, jax.numpy as jnp
+def displacement(period):  # the user's own function, built on diffspace.metrics
+    return diffspace.metrics(scenario, {{"motion.torque_period_s": period}})["end_effector_displacement_m"]
+user = jax.jit(jax.grad(displacement))(3.0)
+batch = jax.jit(jax.vmap(jax.grad(displacement)))(jnp.array([2.5, 3.0]))
 print(json.dumps({{"status": int(outcome.status), "gradient_status": int(result.status), "value": float(result.value),
-                  "grad": float(result.gradient["motion.torque_period_s"])}}))
+                  "grad": float(result.gradient["motion.torque_period_s"]), "user_grad": float(user),
+                  "batch": [float(x) for x in batch]}}))
 """
 
 
@@ -50,6 +58,10 @@ def test_second_session_traces_nothing_and_agrees(tmp_path):
     warm = _session("warm", tmp_path / "cache")
     assert warm == cold and cold["status"] == cold["gradient_status"] == 0
     assert cold["grad"] != 0.0
+    # the user's own jit(grad) and jit(vmap(grad)) through diffspace.metrics: the same gradient, and in the warm
+    # session (where tracing the simulation raises) they ran from the stored programs
+    assert cold["user_grad"] == pytest.approx(cold["grad"], rel=1e-10)
+    assert cold["batch"][1] == pytest.approx(cold["grad"], rel=1e-10) and cold["batch"][0] != cold["batch"][1]
 
 
 @pytest.mark.timeout(600)

@@ -45,7 +45,7 @@ def test_quickstart_blocks_run_in_order(tmp_path, monkeypatch):
     cache = tmp_path / "cache"
     monkeypatch.setenv("DIFFSPACE_CACHE_DIR", str(cache))  # never the user's home from a test
     monkeypatch.delenv("DIFFSPACE_NO_CACHE", raising=False)
-    monkeypatch.delenv("DIFFSPACE_CACHE_MIN_COMPILE_S", raising=False)  # default 0.5 s: the page compiles longer
+    monkeypatch.delenv("DIFFSPACE_CACHE_MIN_COMPILE_S", raising=False)  # the default: every program cached
     script = tmp_path / "quickstart.py"
     script.write_text(session_script(python_blocks(PAGE.read_text())))
     run = subprocess.run([sys.executable, str(script)], cwd=ROOT, capture_output=True, text=True, timeout=380)

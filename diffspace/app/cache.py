@@ -5,8 +5,10 @@ On by default for ``diffspace`` commands, in a per-user directory (``$DIFFSPACE_
 ``DIFFSPACE_NO_CACHE=1``. A Python program opts in with ``diffspace.enable_cache()`` (same directory).
 Several processes may share it: JAX's cache then runs with a size bound, which makes every read and write take
 an inter-process file lock (``filelock``), so no process reads an entry another is still writing (without the
-bound JAX writes entries unlocked, and concurrent runs crashed on half-written entries). Programs that compile
-in under ``DIFFSPACE_CACHE_MIN_COMPILE_S`` seconds (default 0.5) are not cached. The traced programs of
+bound JAX writes entries unlocked, and concurrent runs crashed on half-written entries). Every program is
+cached, however small (``DIFFSPACE_CACHE_MIN_COMPILE_S``, default 0, sets a threshold): loading a scenario runs
+~90 small eager programs, and a warm session loading the capture scenario took 1.5 s instead of 4.1 s with them
+cached. The traced programs of
 ``diffspace run`` are kept in its ``traced/`` subdirectory (:mod:`diffspace.design.stored`), so a warm run
 skips tracing too: the default study's second run takes ~8 s instead of ~19 s on 2 cores.
 """
@@ -53,7 +55,7 @@ def enable_cache(disabled: bool = False, path: str | Path | None = None) -> Path
     jax.config.update("jax_compilation_cache_dir", str(path))
     jax.config.update("jax_compilation_cache_max_size", MAX_BYTES)
     jax.config.update("jax_persistent_cache_min_compile_time_secs",
-                      float(os.environ.get("DIFFSPACE_CACHE_MIN_COMPILE_S", "0.5")))
+                      float(os.environ.get("DIFFSPACE_CACHE_MIN_COMPILE_S", "0")))
     jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
     set_directory(path / "traced")
     return path

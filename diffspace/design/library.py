@@ -1,15 +1,17 @@
-"""Warm-starting entry points for Python sessions: a scenario's simulation and a metric's gradient with respect
-to design keys, kept as stored traced programs (`diffspace.design.stored`).
+"""Warm-starting entry points for Python sessions: a scenario's simulation, its metrics and a metric's gradient
+with respect to design keys, kept as stored traced programs.
 
 With `diffspace.enable_cache()` on, the first session traces, exports and compiles these programs; a later
 session with the same diffspace sources, library versions, scenario configuration (its static part) and array
-shapes reads the traced program from the store and the compiled one from JAX's persistent cache, skipping both
-tracing and compiling. Their code is diffspace's own, so the store's key (a digest of the diffspace sources)
-covers it; a user's own function passed to `jax.grad` is not stored (its code is not in the key), but still
-hits the compilation cache.
+shapes reads the traced programs from the store and the compiled ones from JAX's persistent cache, skipping both
+tracing and compiling the simulation.
 
-Both are endpoints called from Python with concrete values; inside a user's `jit` / `grad` / `vmap` they fall
-back to the ordinary traced functions.
+- `simulate` is a stored program (`diffspace.design.stored`) for calls from Python with concrete values; inside
+  a user's `jit` / `grad` / `vmap` it falls back to the ordinary traced function.
+- `metrics` keeps a forward and a reverse program (`diffspace.design.composable`) and composes with the user's
+  own `jax.grad`, `jax.jit` and `jax.vmap`: the user's function around it is traced in every session (its code
+  is not in the store's key), but that is a handful of operations.
+- `metric_gradient` is `jax.value_and_grad` of `metrics`, so it shares those programs.
 """
 
 from __future__ import annotations
@@ -21,12 +23,18 @@ from jaxtyping import Array, Float, Int
 
 from ..core.status import ConfigError
 from ..scenarios import AbstractOutcome, AbstractScenario
+from .composable import stored_composable
 from .stored import stored_jit
 
 
 @stored_jit
 def _simulate(scenario: AbstractScenario, design: dict[str, Array]):
     return scenario.simulate(scenario.with_design(scenario.params, design))
+
+
+@stored_composable
+def _metrics(scenario: AbstractScenario, design: dict[str, Array]) -> dict[str, Array]:
+    return scenario.metrics(scenario.with_design(scenario.params, design))
 
 
 class MetricGradient(eqx.Module):
@@ -38,10 +46,10 @@ class MetricGradient(eqx.Module):
     status: Int[Array, ""]  # the run's `diffspace.Status` code
 
 
-@stored_jit
+@eqx.filter_jit
 def _metric_gradient(scenario: AbstractScenario, design: dict[str, Array], metric: str) -> MetricGradient:
-    def value(values):
-        metrics = scenario.metrics(scenario.with_design(scenario.params, values))
+    def value(values):  # through the stored programs of `metrics`, shared with the user's own gradients
+        metrics = _metrics(scenario, values)
         return metrics[metric], metrics["status"]
 
     (result, status), gradient = jax.value_and_grad(value, has_aux=True)(design)
@@ -70,6 +78,27 @@ def simulate(scenario: AbstractScenario, design: dict | None = None) -> Abstract
         ConfigError: A key that is not a design variable of the scenario.
     """
     return _simulate(scenario, _design(scenario, design))
+
+
+def metrics(scenario: AbstractScenario, design: dict | None = None) -> dict[str, Array]:
+    """A scenario's design metrics at a design, for the user's own ``jax.grad``, ``jax.jit`` and ``jax.vmap``.
+
+    With `diffspace.enable_cache` on, its forward and reverse programs are stored
+    (`diffspace.design.composable`): a later session's ``jax.jit(jax.grad(f))`` of a function ``f`` built on it
+    traces only ``f``'s own few operations, and its compile hits the persistent cache. Reverse mode only: for
+    ``jax.jvp`` / ``jax.jacfwd`` or second derivatives call ``scenario.metrics`` itself.
+
+    Args:
+        scenario: A scenario (`diffspace.load_scenario`).
+        design: ``{config key: value}`` in config units (values may be traced); ``None``: the config's own values.
+
+    Returns:
+        ``scenario.metrics`` of the design: metric name (SI, unit-suffixed) -> value, with ``"status"``.
+
+    Raises:
+        ConfigError: A key that is not a design variable of the scenario.
+    """
+    return _metrics(scenario, _design(scenario, design))
 
 
 def metric_gradient(scenario: AbstractScenario, metric: str, design: dict) -> MetricGradient:

@@ -1,0 +1,295 @@
+r"""Stored programs that compose with the caller's `jax.grad`, `jax.jit` and `jax.vmap`.
+
+`diffspace.design.stored.stored_jit` keeps a traced program for calls with concrete values; inside a caller's
+transformation it falls back to tracing the function, so a user's own `jax.jit(jax.grad(f))` of a scenario
+traces (and linearises) the whole simulation again in every process: ~20 s for the capture's event-driven solve.
+`stored_composable` instead keeps two programs per function and call signature, exported (`jax.export`):
+
+- forward: $(c, x_{1..b}) \mapsto (f(c, x_1), \dots, f(c, x_b))$;
+- backward: $(c, x_{1..b}, \bar y_{1..b}) \mapsto \big(\bar y_i^\top \partial f(c, x_i) / \partial (c, x_i)\big)_i$,
+  the vector-Jacobian product of each row, with the context's cotangents per row,
+
+where $c$ is the *context* (e.g. a scenario: its arrays are inputs, its static part is in the key) and $x$ the
+*inputs* (e.g. design values). One row ($b = 1$) is traced directly; a batch once with a symbolic $b$, then
+specialised to each batch size it is called with (its shapes refined once, not in every compile). The returned
+function is a `jax.custom_vjp` whose forward and backward rules call these programs with $b = 1$; each program
+call is a `jax.custom_batching.custom_vmap` whose rule merges the caller's batch axis into $b$, so a `vmap`
+(nested too) becomes one batched call. A later process reads the programs from the store, so the caller's
+transformation traces a handful of operations; its compile then hits JAX's persistent compilation cache.
+
+What it cannot do: forward-mode differentiation (`jax.jvp`, `jax.jacfwd`) and second derivatives, which a
+`custom_vjp` does not support; call the function itself for those. Only the floating-point outputs have
+cotangents; integer outputs (a status) are not differentiated. The backward program recomputes the forward run
+(its residuals are the inputs), so a gradient costs a forward run plus a reverse pass. Keys and storage are those
+of `diffspace.design.stored`; a program that cannot be exported, or a static part that cannot be pickled, makes
+the function fall back to `eqx.filter_jit` of itself.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from pathlib import Path
+from typing import Callable
+
+import equinox as eqx
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import export
+
+from . import stored
+
+_SIGNATURES: dict = {}  # forward-program key -> its _Signature (this process)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Signature:
+    """What decides the two programs of one call: the context's static part and structure, the inputs' structure,
+    and the shapes and dtypes of both (the inputs' without the batch axis)."""
+
+    fn: Callable
+    static: object
+    context_def: jax.tree_util.PyTreeDef
+    input_def: jax.tree_util.PyTreeDef
+    context_avals: tuple[jax.ShapeDtypeStruct, ...]
+    input_avals: tuple[jax.ShapeDtypeStruct, ...]
+
+    def unflatten(self, context_leaves, input_leaves):
+        context = eqx.combine(jax.tree_util.tree_unflatten(self.context_def, list(context_leaves)), self.static)
+        return context, jax.tree_util.tree_unflatten(self.input_def, list(input_leaves))
+
+    def rows(self, context_leaves, input_leaves, record: dict | None = None):
+        """The function's flat outputs, vmapped over the inputs' leading axis (the forward program's traced body);
+        ``record["tree"]`` receives the output's structure."""
+
+        def one(row):
+            out = self.fn(*self.unflatten(context_leaves, row))
+            if record is not None:
+                record["tree"] = jax.tree_util.tree_structure(out)
+            return jax.tree_util.tree_leaves(out)
+
+        return _map_rows(one, list(input_leaves))
+
+    def row_vjps(self, context_leaves, input_leaves, cotangents):
+        """Per row: the cotangents of the floating-point context and input leaves (zeros of dtype float0 for the
+        others) for the floating-point outputs' ``cotangents``."""
+
+        def one(row, row_cotangents):
+            def floats(context_floats, row_floats):
+                outputs = jax.tree_util.tree_leaves(self.fn(*self.unflatten(
+                    _merge(context_leaves, context_floats), _merge(row, row_floats))))
+                return [y for y in outputs if _is_float(y)]
+
+            _, pull = jax.vjp(floats, _floats_of(context_leaves), _floats_of(row))
+            return pull(list(row_cotangents))
+
+        return _map_rows(one, list(input_leaves), list(cotangents))
+
+
+def _map_rows(one: Callable, *rows):
+    """``jax.vmap(one)`` over the rows' leading axis; a single row directly (its trace then batches nothing, which
+    halves the cold export of an unbatched program)."""
+    if all(isinstance(x.shape[0], int) and x.shape[0] == 1 for x in jax.tree_util.tree_leaves(rows)):
+        out = one(*jax.tree_util.tree_map(lambda x: x[0], rows))
+        return jax.tree_util.tree_map(lambda y: y[None], out)
+    return jax.vmap(one)(*rows)
+
+
+def _is_float(x) -> bool:
+    return jnp.issubdtype(x.dtype, jnp.inexact)
+
+
+def _floats_of(leaves) -> list:
+    return [x for x in leaves if _is_float(x)]
+
+
+def _merge(leaves, floats) -> list:
+    """``leaves`` with its floating-point leaves replaced, in order, by ``floats``."""
+    replacements = iter(floats)
+    return [next(replacements) if _is_float(x) else x for x in leaves]
+
+
+def _aval(x) -> jax.ShapeDtypeStruct:
+    return jax.ShapeDtypeStruct(jnp.shape(x), jnp.result_type(x))
+
+
+def _export(signature: _Signature, kind: str, size: int | None = None) -> stored._Stored:
+    """Trace and export the ``kind`` ("forward" or "backward") program of ``signature`` for a batch of ``size``
+    (``None``: a symbolic batch)."""
+    (batch,) = export.symbolic_shape("b") if size is None else (size,)
+    rows = [jax.ShapeDtypeStruct((batch, *a.shape), a.dtype) for a in signature.input_avals]
+    structure = {}
+    if kind == "forward":
+        def program(context, batched):
+            return signature.rows(context, batched, structure)
+    else:
+        outputs = _program(signature, "forward") if size is None else _sized(signature, "forward", size)
+        rows += [jax.ShapeDtypeStruct((batch, *a.shape[1:]), a.dtype)
+                 for a in outputs.exported.out_avals if _is_float(a)]
+        n_inputs = len(signature.input_avals)
+
+        def program(context, batched):
+            structure["tree"] = jax.tree_util.tree_structure(None)
+            return signature.row_vjps(context, batched[:n_inputs], batched[n_inputs:])
+    exported = export.export(jax.jit(program))(list(signature.context_avals), rows)
+    return stored._Stored(exported, stored._skeleton(structure["tree"]))
+
+
+def _key(signature: _Signature, kind: str) -> str | None:
+    skeletons = (stored._skeleton(signature.context_def), stored._skeleton(signature.input_def))
+    return stored._key(signature.fn, (signature.static, skeletons, kind),
+                       signature.context_avals + signature.input_avals)
+
+
+def _stored(key: str | None, make: Callable[[], stored._Stored]) -> stored._Stored | None:
+    """The program under ``key``: this process's, else the store's, else ``make()``'s (written to the store);
+    ``None`` where there is no key or ``make`` fails (e.g. a host callback, or a shape the batch axis cannot be
+    symbolic in)."""
+    if key is None:
+        return None
+    if key not in stored._LOADED:
+        path = Path(stored._DIRECTORY) / f"{key}.program"
+        program = stored._load(path)
+        if program is None:
+            try:
+                program = make()
+            except Exception:
+                program = None
+            else:
+                stored._write(path, program)
+        stored._LOADED[key] = program
+    return stored._LOADED[key]
+
+
+def _program(signature: _Signature, kind: str) -> stored._Stored | None:
+    """The ``kind`` program of ``signature`` with its symbolic batch."""
+    return _stored(_key(signature, kind), lambda: _export(signature, kind))
+
+
+def _sized(signature: _Signature, kind: str, size: int) -> stored._Stored | None:
+    """The ``kind`` program of ``signature`` for a batch of ``size``: one row traced directly; a batch as the
+    symbolic program called with that size and exported again, its shapes refined once here (a call of the
+    symbolic program refines them in every compile, 2.3 s for the capture's programs)."""
+
+    def make():
+        if size == 1:
+            return _export(signature, kind, 1)
+        symbolic = _program(signature, kind)
+        n_context = len(signature.context_avals)
+        avals = [jax.ShapeDtypeStruct(a.shape if i < n_context else (size, *a.shape[1:]), a.dtype)
+                 for i, a in enumerate(symbolic.exported.in_avals)]
+        exported = export.export(jax.jit(symbolic.exported.call))(avals[:n_context], avals[n_context:])
+        return stored._Stored(_refined(exported), symbolic.outputs)
+
+    return _stored(_key(signature, f"{kind}/{size}"), make)
+
+
+def _refined(exported: export.Exported) -> export.Exported:
+    """``exported`` with the shapes of the symbolic program it calls refined to its own static ones (JAX's
+    refinement pass, internal API: where it is missing the program is kept as it is, and refined at compile)."""
+    try:
+        from jax._src.export import _export as internals
+        from jax._src.interpreters import mlir
+
+        with mlir.make_ir_context():
+            module = mlir.refine_polymorphic_shapes(exported.mlir_module(serialized=False))
+            serialized = internals._module_to_bytecode(module)
+    except Exception:
+        return exported
+    return dataclasses.replace(exported, mlir_module_serialized=serialized, uses_global_constants=False)
+
+
+def _batched_call(signature: _Signature, kind: str, plain: Callable) -> Callable:
+    """The ``kind`` program of ``signature`` as a function of ``(context, rows)`` whose ``vmap`` merges the
+    caller's batch axis into the program's (``plain``, the traced body, serves a caller that batches the context
+    itself)."""
+
+    @jax.custom_batching.custom_vmap
+    def call(context, rows):
+        program = _sized(signature, kind, rows[0].shape[0])
+        if program is None:
+            raise RuntimeError(f"{signature.fn.__qualname__}: its {kind} program could not be exported")
+        return program.exported.call(context, rows)
+
+    @call.def_vmap
+    def merged(axis_size, in_batched, context, rows):
+        context_batched, rows_batched = in_batched
+        if any(context_batched):
+            axes = ([0 if x else None for x in context_batched], [0 if x else None for x in rows_batched])
+            out = jax.vmap(plain, in_axes=axes)(context, rows)
+        else:
+            rows = [x if batched else jnp.broadcast_to(x, (axis_size, *x.shape))
+                    for x, batched in zip(rows, rows_batched)]
+            inner = rows[0].shape[1]
+            out = call(context, [x.reshape(axis_size * inner, *x.shape[2:]) for x in rows])
+            out = jax.tree_util.tree_map(lambda y: y.reshape(axis_size, inner, *y.shape[1:]), out)
+        return out, jax.tree_util.tree_map(lambda _: True, out)
+
+    return call
+
+
+def _float0_or(leaves, floats) -> list:
+    """Cotangents of ``leaves``: the given ``floats`` for floating-point leaves, float0 zeros for the others."""
+    replacements = iter(floats)
+    return [next(replacements) if _is_float(x) else np.zeros(jnp.shape(x), dtype=jax.dtypes.float0)
+            for x in leaves]
+
+
+@functools.lru_cache(maxsize=None)
+def _composable(key: str) -> Callable:
+    """The function of flat context and input leaves, with the stored programs of the signature of ``key`` as its
+    forward and reverse rules (one per signature and process, so JAX's caches of it hold)."""
+    signature, forward = _SIGNATURES[key], stored._LOADED[key]
+    float_outputs = [_is_float(a) for a in forward.exported.out_avals]
+    n_inputs = len(signature.input_avals)
+    call_forward = _batched_call(signature, "forward", signature.rows)
+    call_backward = _batched_call(signature, "backward",
+                                  lambda c, rows: signature.row_vjps(c, rows[:n_inputs], rows[n_inputs:]))
+
+    @jax.custom_vjp
+    def function(context, inputs):
+        return [y[0] for y in call_forward(context, [x[None] for x in inputs])]
+
+    def function_forward(context, inputs):
+        return function(context, inputs), (context, inputs)
+
+    def function_backward(residuals, cotangents):
+        context, inputs = residuals
+        float_cotangents = [ct for ct, is_float in zip(cotangents, float_outputs) if is_float]
+        rows = [x[None] for x in inputs] + [ct[None] for ct in float_cotangents]
+        context_floats, input_floats = (
+            [ct[0] for ct in part] for part in call_backward(context, rows))
+        return _float0_or(context, context_floats), _float0_or(inputs, input_floats)
+
+    function.defvjp(function_forward, function_backward)
+    return function
+
+
+def stored_composable(fn: Callable) -> Callable:
+    """``fn(context, inputs)`` (a pytree of arrays out) whose forward and reverse programs are stored and whose
+    calls compose with the caller's ``grad`` / ``jit`` / ``vmap`` (module docstring). Without a store directory, or
+    for a call that cannot be stored, it is ``eqx.filter_jit(fn)``."""
+
+    jitted = eqx.filter_jit(fn)
+
+    @functools.wraps(fn)
+    def call(context, inputs):
+        if stored._DIRECTORY is None:
+            return jitted(context, inputs)
+        dynamic, static = eqx.partition(context, eqx.is_array)
+        context_leaves, context_def = jax.tree_util.tree_flatten(dynamic)
+        input_leaves, input_def = jax.tree_util.tree_flatten(inputs)
+        if not input_leaves:  # nothing to batch over
+            return jitted(context, inputs)
+        signature = _Signature(fn, static, context_def, input_def, tuple(map(_aval, context_leaves)),
+                               tuple(map(_aval, input_leaves)))
+        key = _key(signature, "forward/1")
+        forward = _sized(signature, "forward", 1)
+        if forward is None:
+            return jitted(context, inputs)
+        _SIGNATURES.setdefault(key, signature)
+        out = _composable(key)(context_leaves, input_leaves)
+        return jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(forward.outputs), out)
+
+    return call
