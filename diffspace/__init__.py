@@ -6,12 +6,13 @@ dynamics functions (`diffspace.core.dynamics`: ``kinematics``, ``mass_matrix``, 
 ``build_robot``, ``load_robot``, ``compile_robot``), the joint drive laws (``Drive``, ``RestToRest``,
 ``Tabulated``), scenarios (``load_scenario``; a scenario's ``simulate``, ``metrics``, ``with_design``,
 ``design_space`` and ``summary`` are its protocol, `diffspace.scenarios.AbstractScenario`), the warm
-start (``enable_cache``; ``simulate`` and ``metric_gradient``, whose traced programs a later session reuses) and the outcome codes and errors (``Status``, ``ConfigError``, ``SolverFailure``).
+start (``enable_cache``; ``simulate``, ``metrics`` and ``metric_gradient``, whose traced programs a later session
+reuses) and the outcome codes and errors (``Status``, ``ConfigError``, ``SolverFailure``).
 The documented modules they come from (``diffspace.core.dynamics``, ``diffspace.scenarios``, ...) keep their
 documented names too. Everything else (names starting with ``_``, modules and functions the documentation does
 not describe) is internal and may change without notice. ``import diffspace`` loads only the dynamics core;
-``load_scenario``, ``simulate``, ``metric_gradient`` and ``enable_cache`` import the scenarios, the design
-layer and the cache machinery on first call.
+``load_scenario``, ``simulate``, ``metrics``, ``metric_gradient`` and ``enable_cache`` import the scenarios, the
+design layer and the cache machinery on first call.
 
 **Units.** Inside diffspace every quantity is SI (m, kg, s, rad). Configs give revolute joint values in degrees
 and prismatic ones in metres (keys say their unit); `load_scenario` converts them.

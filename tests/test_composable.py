@@ -4,7 +4,8 @@ with a batched context) equal those of the plain traced function; a later proces
 function; integer outputs pass through undifferentiated; without a store the function is simply jitted.
 
 The toy function has what a scenario's metrics have: a context Module with float, integer and static fields, a
-``lax.scan`` (a Newton solve), a ``lax.cond``, and a float and an integer output."""
+``lax.scan`` (a Newton solve), a ``lax.cond``, float outputs (one with an infinite derivative) and an integer
+output."""
 
 from __future__ import annotations
 
@@ -42,6 +43,7 @@ def _toy(spring: _Spring, inputs: dict):
     energy = jax.lax.cond(x > 0, lambda: 0.5 * spring.stiffness[0] * x**2, lambda: -x * inputs["offset"][0])
     scale = 2.0 if spring.kind == "double" else 1.0
     return {"deflection": scale * x + jnp.sum(inputs["offset"]), "energy": energy,
+            "margin": jnp.sqrt(jnp.abs(inputs["load"] - 1.3)),  # an infinite derivative at the shipped load
             "status": jnp.where(x > 0, 0, 3).astype(jnp.int32)}
 
 
@@ -56,9 +58,11 @@ def store(tmp_path, monkeypatch):
     monkeypatch.setattr(stored, "_LOADED", {})
     monkeypatch.setattr(composable, "_SIGNATURES", {})
     composable._composable.cache_clear()
+    composable._reverse_call.cache_clear()
     monkeypatch.setattr(stored, "_DIRECTORY", tmp_path)
     yield tmp_path
     composable._composable.cache_clear()
+    composable._reverse_call.cache_clear()
 
 
 def _metric(f, spring=SPRING):
@@ -70,7 +74,10 @@ def test_values_and_gradients_match_the_traced_function(store):
     assert set(out) == set(plain) and int(out["status"]) == int(plain["status"]) == 0
     for name in ("deflection", "energy"):
         assert float(out[name]) == pytest.approx(float(plain[name]), rel=1e-14)
+    # only the differentiated output's cotangent enters the reverse program: "margin", whose derivative is infinite
+    # at this load, must not turn the gradient into NaN (0 x inf)
     grads = jax.jit(jax.grad(_metric(toy), argnums=(0, 1)))(INPUTS["load"], INPUTS["offset"])
+    assert all(np.all(np.isfinite(g)) for g in grads)
     expected = jax.grad(_metric(_toy), argnums=(0, 1))(INPUTS["load"], INPUTS["offset"])
     for got, want in zip(jax.tree_util.tree_leaves(grads), jax.tree_util.tree_leaves(expected)):
         np.testing.assert_allclose(got, want, rtol=1e-13)
@@ -110,6 +117,7 @@ def test_a_later_process_traces_nothing(store):
     stored._LOADED.clear()  # a new process: only the store directory remains
     composable._SIGNATURES.clear()
     composable._composable.cache_clear()
+    composable._reverse_call.cache_clear()
     before = TRACES["count"]
     again = jax.jit(jax.vmap(jax.grad(_metric(toy))))(loads, offsets)
     single = jax.jit(jax.grad(_metric(toy)))(loads[0], offsets[0])
@@ -127,3 +135,17 @@ def test_without_a_store_it_is_the_jitted_function(monkeypatch):
     assert float(grads) == pytest.approx(float(jax.grad(_metric(_toy))(INPUTS["load"], INPUTS["offset"])), rel=1e-14)
     # forward mode works on the plain function (the stored one is reverse-mode only, as documented)
     assert float(jax.jacfwd(_metric(toy))(INPUTS["load"], INPUTS["offset"])) == pytest.approx(float(grads), rel=1e-13)
+
+
+def test_a_program_that_cannot_be_exported_falls_back_to_tracing(store, monkeypatch):
+    exported = composable._export
+
+    def no_reverse_program(signature, kind, size=None):  # as a reverse pass with a host callback would fail
+        if kind == "backward":
+            raise ValueError("cannot export")
+        return exported(signature, kind, size)
+
+    monkeypatch.setattr(composable, "_export", no_reverse_program)
+    loads, offsets = jnp.array([0.5, 1.5]), jnp.array([[0.1, 0.0], [0.2, 0.1]])
+    got = jax.jit(jax.vmap(jax.grad(_metric(toy))))(loads, offsets)
+    np.testing.assert_allclose(got, jax.vmap(jax.grad(_metric(_toy)))(loads, offsets), rtol=1e-13)

@@ -7,7 +7,9 @@ traces (and linearises) the whole simulation again in every process: ~20 s for t
 
 - forward: $(c, x_{1..b}) \mapsto (f(c, x_1), \dots, f(c, x_b))$;
 - backward: $(c, x_{1..b}, \bar y_{1..b}) \mapsto \big(\bar y_i^\top \partial f(c, x_i) / \partial (c, x_i)\big)_i$,
-  the vector-Jacobian product of each row, with the context's cotangents per row,
+  the vector-Jacobian product of each row, with the context's cotangents per row, one program per choice of the
+  outputs the caller differentiates and the leaves it differentiates with respect to (the others' cotangents
+  are symbolic zeros, never explicit ones: an explicit zero times an output's infinite derivative is NaN),
 
 where $c$ is the *context* (e.g. a scenario: its arrays are inputs, its static part is in the key) and $x$ the
 *inputs* (e.g. design values). One row ($b = 1$) is traced directly; a batch once with a symbolic $b$, then
@@ -18,11 +20,11 @@ call is a `jax.custom_batching.custom_vmap` whose rule merges the caller's batch
 transformation traces a handful of operations; its compile then hits JAX's persistent compilation cache.
 
 What it cannot do: forward-mode differentiation (`jax.jvp`, `jax.jacfwd`) and second derivatives, which a
-`custom_vjp` does not support; call the function itself for those. Only the floating-point outputs have
-cotangents; integer outputs (a status) are not differentiated. The backward program recomputes the forward run
-(its residuals are the inputs), so a gradient costs a forward run plus a reverse pass. Keys and storage are those
-of `diffspace.design.stored`; a program that cannot be exported, or a static part that cannot be pickled, makes
-the function fall back to `eqx.filter_jit` of itself.
+`custom_vjp` does not support; call the function itself for those. Only floating-point leaves are
+differentiated; integer outputs (a status) and inputs get no cotangents. The backward program recomputes the
+forward run (its residuals are the inputs), so a gradient costs a forward run plus a reverse pass. Keys and
+storage are those of `diffspace.design.stored`; a program that cannot be exported, or a static part that cannot
+be pickled, makes the function fall back to `eqx.filter_jit` of itself.
 """
 
 from __future__ import annotations
@@ -35,12 +37,22 @@ from typing import Callable
 import equinox as eqx
 import jax
 import jax.numpy as jnp
-import numpy as np
 from jax import export
 
 from . import stored
 
 _SIGNATURES: dict = {}  # forward-program key -> its _Signature (this process)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Reverse:
+    """Which leaves a reverse program differentiates: the context's and the inputs' leaves with respect to which,
+    and the outputs whose cotangents it takes (the others are zero: symbolic zeros of the caller's ``grad``, whose
+    explicit zeros would turn an output's infinite derivative into NaN everywhere, 0 x inf)."""
+
+    context: tuple[bool, ...]
+    inputs: tuple[bool, ...]
+    outputs: tuple[bool, ...]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -60,7 +72,7 @@ class _Signature:
         return context, jax.tree_util.tree_unflatten(self.input_def, list(input_leaves))
 
     def rows(self, context_leaves, input_leaves, record: dict | None = None):
-        """The function's flat outputs, vmapped over the inputs' leading axis (the forward program's traced body);
+        """The function's flat outputs per row of the inputs' leading axis (the forward program's traced body);
         ``record["tree"]`` receives the output's structure."""
 
         def one(row):
@@ -71,17 +83,17 @@ class _Signature:
 
         return _map_rows(one, list(input_leaves))
 
-    def row_vjps(self, context_leaves, input_leaves, cotangents):
-        """Per row: the cotangents of the floating-point context and input leaves (zeros of dtype float0 for the
-        others) for the floating-point outputs' ``cotangents``."""
+    def row_vjps(self, context_leaves, input_leaves, cotangents, reverse: _Reverse):
+        """Per row: the cotangents of the context and input leaves ``reverse`` names, for the cotangents of the
+        outputs it names (the backward program's traced body)."""
 
         def one(row, row_cotangents):
-            def floats(context_floats, row_floats):
+            def chosen(context_chosen, row_chosen):
                 outputs = jax.tree_util.tree_leaves(self.fn(*self.unflatten(
-                    _merge(context_leaves, context_floats), _merge(row, row_floats))))
-                return [y for y in outputs if _is_float(y)]
+                    _merge(context_leaves, context_chosen, reverse.context), _merge(row, row_chosen, reverse.inputs))))
+                return [y for y, taken in zip(outputs, reverse.outputs) if taken]
 
-            _, pull = jax.vjp(floats, _floats_of(context_leaves), _floats_of(row))
+            _, pull = jax.vjp(chosen, _chosen(context_leaves, reverse.context), _chosen(row, reverse.inputs))
             return pull(list(row_cotangents))
 
         return _map_rows(one, list(input_leaves), list(cotangents))
@@ -100,23 +112,23 @@ def _is_float(x) -> bool:
     return jnp.issubdtype(x.dtype, jnp.inexact)
 
 
-def _floats_of(leaves) -> list:
-    return [x for x in leaves if _is_float(x)]
+def _chosen(leaves, mask) -> list:
+    return [x for x, taken in zip(leaves, mask) if taken]
 
 
-def _merge(leaves, floats) -> list:
-    """``leaves`` with its floating-point leaves replaced, in order, by ``floats``."""
-    replacements = iter(floats)
-    return [next(replacements) if _is_float(x) else x for x in leaves]
+def _merge(leaves, chosen, mask) -> list:
+    """``leaves`` with those ``mask`` names replaced, in order, by ``chosen``."""
+    replacements = iter(chosen)
+    return [next(replacements) if taken else x for x, taken in zip(leaves, mask)]
 
 
 def _aval(x) -> jax.ShapeDtypeStruct:
     return jax.ShapeDtypeStruct(jnp.shape(x), jnp.result_type(x))
 
 
-def _export(signature: _Signature, kind: str, size: int | None = None) -> stored._Stored:
-    """Trace and export the ``kind`` ("forward" or "backward") program of ``signature`` for a batch of ``size``
-    (``None``: a symbolic batch)."""
+def _export(signature: _Signature, kind: str | _Reverse, size: int | None = None) -> stored._Stored:
+    """Trace and export the ``kind`` program of ``signature`` ("forward", or a reverse one) for a batch of
+    ``size`` (``None``: a symbolic batch)."""
     (batch,) = export.symbolic_shape("b") if size is None else (size,)
     rows = [jax.ShapeDtypeStruct((batch, *a.shape), a.dtype) for a in signature.input_avals]
     structure = {}
@@ -126,19 +138,19 @@ def _export(signature: _Signature, kind: str, size: int | None = None) -> stored
     else:
         outputs = _program(signature, "forward") if size is None else _sized(signature, "forward", size)
         rows += [jax.ShapeDtypeStruct((batch, *a.shape[1:]), a.dtype)
-                 for a in outputs.exported.out_avals if _is_float(a)]
+                 for a, taken in zip(outputs.exported.out_avals, kind.outputs) if taken]
         n_inputs = len(signature.input_avals)
 
         def program(context, batched):
             structure["tree"] = jax.tree_util.tree_structure(None)
-            return signature.row_vjps(context, batched[:n_inputs], batched[n_inputs:])
+            return signature.row_vjps(context, batched[:n_inputs], batched[n_inputs:], kind)
     exported = export.export(jax.jit(program))(list(signature.context_avals), rows)
     return stored._Stored(exported, stored._skeleton(structure["tree"]))
 
 
-def _key(signature: _Signature, kind: str) -> str | None:
+def _key(signature: _Signature, kind: str | _Reverse, size: int | None = None) -> str | None:
     skeletons = (stored._skeleton(signature.context_def), stored._skeleton(signature.input_def))
-    return stored._key(signature.fn, (signature.static, skeletons, kind),
+    return stored._key(signature.fn, (signature.static, skeletons, kind, size),
                        signature.context_avals + signature.input_avals)
 
 
@@ -162,12 +174,12 @@ def _stored(key: str | None, make: Callable[[], stored._Stored]) -> stored._Stor
     return stored._LOADED[key]
 
 
-def _program(signature: _Signature, kind: str) -> stored._Stored | None:
+def _program(signature: _Signature, kind: str | _Reverse) -> stored._Stored | None:
     """The ``kind`` program of ``signature`` with its symbolic batch."""
     return _stored(_key(signature, kind), lambda: _export(signature, kind))
 
 
-def _sized(signature: _Signature, kind: str, size: int) -> stored._Stored | None:
+def _sized(signature: _Signature, kind: str | _Reverse, size: int) -> stored._Stored | None:
     """The ``kind`` program of ``signature`` for a batch of ``size``: one row traced directly; a batch as the
     symbolic program called with that size and exported again, its shapes refined once here (a call of the
     symbolic program refines them in every compile, 2.3 s for the capture's programs)."""
@@ -182,7 +194,7 @@ def _sized(signature: _Signature, kind: str, size: int) -> stored._Stored | None
         exported = export.export(jax.jit(symbolic.exported.call))(avals[:n_context], avals[n_context:])
         return stored._Stored(_refined(exported), symbolic.outputs)
 
-    return _stored(_key(signature, f"{kind}/{size}"), make)
+    return _stored(_key(signature, kind, size), make)
 
 
 def _refined(exported: export.Exported) -> export.Exported:
@@ -200,16 +212,16 @@ def _refined(exported: export.Exported) -> export.Exported:
     return dataclasses.replace(exported, mlir_module_serialized=serialized, uses_global_constants=False)
 
 
-def _batched_call(signature: _Signature, kind: str, plain: Callable) -> Callable:
+def _batched_call(signature: _Signature, kind: str | _Reverse, plain: Callable) -> Callable:
     """The ``kind`` program of ``signature`` as a function of ``(context, rows)`` whose ``vmap`` merges the
     caller's batch axis into the program's (``plain``, the traced body, serves a caller that batches the context
-    itself)."""
+    itself, and a program that cannot be exported)."""
 
     @jax.custom_batching.custom_vmap
     def call(context, rows):
         program = _sized(signature, kind, rows[0].shape[0])
-        if program is None:
-            raise RuntimeError(f"{signature.fn.__qualname__}: its {kind} program could not be exported")
+        if program is None:  # not exportable (e.g. a reverse pass with a host callback): the traced body
+            return plain(context, rows)
         return program.exported.call(context, rows)
 
     @call.def_vmap
@@ -229,11 +241,13 @@ def _batched_call(signature: _Signature, kind: str, plain: Callable) -> Callable
     return call
 
 
-def _float0_or(leaves, floats) -> list:
-    """Cotangents of ``leaves``: the given ``floats`` for floating-point leaves, float0 zeros for the others."""
-    replacements = iter(floats)
-    return [next(replacements) if _is_float(x) else np.zeros(jnp.shape(x), dtype=jax.dtypes.float0)
-            for x in leaves]
+@functools.lru_cache(maxsize=None)
+def _reverse_call(key: str, reverse: _Reverse) -> Callable:
+    """The reverse program of the signature of ``key`` for ``reverse``, as a batched call (one per process)."""
+    signature = _SIGNATURES[key]
+    n_inputs = len(signature.input_avals)
+    return _batched_call(signature, reverse,
+                         lambda c, rows: signature.row_vjps(c, rows[:n_inputs], rows[n_inputs:], reverse))
 
 
 @functools.lru_cache(maxsize=None)
@@ -242,27 +256,33 @@ def _composable(key: str) -> Callable:
     forward and reverse rules (one per signature and process, so JAX's caches of it hold)."""
     signature, forward = _SIGNATURES[key], stored._LOADED[key]
     float_outputs = [_is_float(a) for a in forward.exported.out_avals]
-    n_inputs = len(signature.input_avals)
     call_forward = _batched_call(signature, "forward", signature.rows)
-    call_backward = _batched_call(signature, "backward",
-                                  lambda c, rows: signature.row_vjps(c, rows[:n_inputs], rows[n_inputs:]))
 
     @jax.custom_vjp
     def function(context, inputs):
         return [y[0] for y in call_forward(context, [x[None] for x in inputs])]
 
     def function_forward(context, inputs):
-        return function(context, inputs), (context, inputs)
+        values = jax.tree_util.tree_map(lambda p: p.value, (context, inputs))
+        differentiated = [[x if p.perturbed and _is_float(x) else None for x, p in zip(values[i], part)]
+                          for i, part in enumerate((context, inputs))]  # None: no cotangent wanted
+        return function(*values), (values, differentiated)
 
     def function_backward(residuals, cotangents):
-        context, inputs = residuals
-        float_cotangents = [ct for ct, is_float in zip(cotangents, float_outputs) if is_float]
-        rows = [x[None] for x in inputs] + [ct[None] for ct in float_cotangents]
-        context_floats, input_floats = (
-            [ct[0] for ct in part] for part in call_backward(context, rows))
-        return _float0_or(context, context_floats), _float0_or(inputs, input_floats)
+        (context, inputs), (context_wanted, inputs_wanted) = residuals
+        outputs = tuple(f and not isinstance(ct, jax.custom_derivatives.SymbolicZero)
+                        for ct, f in zip(cotangents, float_outputs))
+        reverse = _Reverse(tuple(x is not None for x in context_wanted), tuple(x is not None for x in inputs_wanted),
+                           outputs)
+        none = ([None] * len(context), [None] * len(inputs))  # None: a zero cotangent
+        if not any(outputs) or not any(reverse.context + reverse.inputs):
+            return none
+        rows = [x[None] for x in inputs] + [ct[None] for ct, taken in zip(cotangents, outputs) if taken]
+        chosen = ([ct[0] for ct in part] for part in _reverse_call(key, reverse)(context, rows))
+        masks = (reverse.context, reverse.inputs)
+        return tuple(_merge(zeros, part, mask) for zeros, part, mask in zip(none, chosen, masks))
 
-    function.defvjp(function_forward, function_backward)
+    function.defvjp(function_forward, function_backward, symbolic_zeros=True)
     return function
 
 
@@ -284,7 +304,7 @@ def stored_composable(fn: Callable) -> Callable:
             return jitted(context, inputs)
         signature = _Signature(fn, static, context_def, input_def, tuple(map(_aval, context_leaves)),
                                tuple(map(_aval, input_leaves)))
-        key = _key(signature, "forward/1")
+        key = _key(signature, "forward", 1)
         forward = _sized(signature, "forward", 1)
         if forward is None:
             return jitted(context, inputs)
