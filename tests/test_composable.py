@@ -86,6 +86,10 @@ def test_values_and_gradients_match_the_traced_function(store):
     plain_by_stiffness = jax.grad(lambda k: _toy(eqx.tree_at(lambda s: s.stiffness, SPRING, k), INPUTS)["energy"])
     np.testing.assert_allclose(by_stiffness(SPRING.stiffness), plain_by_stiffness(SPRING.stiffness), rtol=1e-13)
     assert list(store.glob("*.program")), "nothing was stored"
+    python_number = toy(SPRING, {"load": 1.3, "offset": INPUTS["offset"]})["deflection"]  # not an array
+    assert float(python_number) == pytest.approx(float(plain["deflection"]), rel=1e-14)
+    with pytest.raises(TypeError, match="forward-mode"):  # reverse mode only, as documented
+        jax.jvp(lambda load: _metric(toy)(load, INPUTS["offset"]), (INPUTS["load"],), (1.0,))
 
 
 def test_vmap_nested_unbatched_inputs_and_batched_context(store):

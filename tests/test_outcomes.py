@@ -167,6 +167,7 @@ def test_wilson_interval_closed_form():
     assert summary["outcome_runs"] == 3 and summary["outcome_probability"] == {"a": 2 / 3, "b": 1 / 3}
 
 
+@pytest.mark.slow  # 40-50 s of CI; the single runs on both sides of the boundary are the fast tests above
 @pytest.mark.timeout(900)
 def test_capture_campaign_straddling_the_reach_boundary(tmp_path):
     """Approach speeds of 5-20 mm/s across a 30 mm gap in 3.5 s: the tip reaches the shaft iff v > 0.03 / 3.5 =

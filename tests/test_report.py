@@ -43,7 +43,7 @@ def write_stl(path: Path, vertices, faces, binary: bool) -> Path:
             data += struct.pack("<12fH", 0.0, 0.0, 0.0, *tri.ravel(), 0)
         path.write_bytes(data)
     else:
-        lines = ["solid test"] + [f"facet normal 0 0 0\nouter loop\n" + "".join(f"vertex {x} {y} {z}\n" for x, y, z in t)
+        lines = ["solid test"] + ["facet normal 0 0 0\nouter loop\n" + "".join(f"vertex {x} {y} {z}\n" for x, y, z in t)
                                   + "endloop\nendfacet" for t in triangles] + ["endsolid test"]
         path.write_text("\n".join(lines))
     return path
@@ -128,8 +128,8 @@ def test_unknown_mesh_format_is_reported_not_fatal(tmp_path):
 EJECTION = ["simulation.t_final_s=2.0"]
 BROWSER_RUNS = ("ejection", "capture", "snare_closing", "deployment", "unilateral")
 """The runs whose reports the browser test opens, with the conformance tests' short overrides (compile dominates).
-The fast suite opens two of them (a planar scene and a 3-D one; the meshes test opens two more), the slow suite the
-other three: five reports at once took 290 s of a loaded 2-core CI machine."""
+The slow suite opens them in two groups (a planar and a 3-D scene, then the other three; five reports at once took
+290 s of a loaded 2-core CI machine); the fast suite's browser test is the meshes test's two reports."""
 FAST_BROWSER_RUNS = ("capture", "unilateral")
 
 
@@ -222,7 +222,8 @@ def chromium() -> str:
 
 @pytest.mark.timeout(900)
 @pytest.mark.parametrize("names", [
-    pytest.param(FAST_BROWSER_RUNS, id="capture-unilateral"),
+    pytest.param(FAST_BROWSER_RUNS, id="capture-unilateral", marks=pytest.mark.slow),  # CI time: the meshes test
+    # below opens reports in the browser in the fast suite
     pytest.param(tuple(n for n in BROWSER_RUNS if n not in FAST_BROWSER_RUNS), id="others", marks=pytest.mark.slow),
 ])
 def test_scenario_reports_render_in_headless_chromium(tmp_path, names):

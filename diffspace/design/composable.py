@@ -300,6 +300,7 @@ def stored_composable(fn: Callable) -> Callable:
         dynamic, static = eqx.partition(context, eqx.is_array)
         context_leaves, context_def = jax.tree_util.tree_flatten(dynamic)
         input_leaves, input_def = jax.tree_util.tree_flatten(inputs)
+        input_leaves = [jnp.asarray(x) for x in input_leaves]  # Python numbers too
         if not input_leaves:  # nothing to batch over
             return jitted(context, inputs)
         signature = _Signature(fn, static, context_def, input_def, tuple(map(_aval, context_leaves)),
