@@ -39,3 +39,27 @@ def _in_process_commands_without_persistent_cache(request, monkeypatch):
         from diffspace.app import cache
 
         monkeypatch.setattr(cache, "enable_cache", lambda disabled=False, path=None: None)
+
+
+def forget_programs():
+    """A new process's in-memory state of the stored programs (`diffspace.design.stored` and `.composable`): only
+    the store directory remains."""
+    from diffspace.design import composable, stored
+
+    stored._LOADED.clear()
+    composable._SIGNATURES.clear()
+    composable._composable.cache_clear()
+    composable._reverse_call.cache_clear()
+
+
+@pytest.fixture
+def program_store(tmp_path, monkeypatch):
+    """A fresh store directory for stored programs, and a fresh process's in-memory state (restored after)."""
+    from diffspace.design import composable, stored
+
+    monkeypatch.setattr(stored, "_LOADED", {})
+    monkeypatch.setattr(composable, "_SIGNATURES", {})
+    monkeypatch.setattr(stored, "_DIRECTORY", tmp_path)
+    forget_programs()
+    yield tmp_path
+    forget_programs()

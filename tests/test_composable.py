@@ -17,6 +17,8 @@ import pytest
 
 from diffspace.design import composable, stored
 
+from .conftest import forget_programs
+
 TRACES = {"count": 0}
 
 
@@ -52,24 +54,11 @@ SPRING = _Spring(jnp.array([3.0, 0.7]), jnp.array(2), "double")
 INPUTS = {"load": jnp.array(1.3), "offset": jnp.array([0.2, -0.1])}
 
 
-@pytest.fixture
-def store(tmp_path, monkeypatch):
-    """A fresh store directory and a fresh process's in-memory state."""
-    monkeypatch.setattr(stored, "_LOADED", {})
-    monkeypatch.setattr(composable, "_SIGNATURES", {})
-    composable._composable.cache_clear()
-    composable._reverse_call.cache_clear()
-    monkeypatch.setattr(stored, "_DIRECTORY", tmp_path)
-    yield tmp_path
-    composable._composable.cache_clear()
-    composable._reverse_call.cache_clear()
-
-
 def _metric(f, spring=SPRING):
     return lambda load, offset: f(spring, {"load": load, "offset": offset})["deflection"]
 
 
-def test_values_and_gradients_match_the_traced_function(store):
+def test_values_and_gradients_match_the_traced_function(program_store):
     out, plain = toy(SPRING, INPUTS), _toy(SPRING, INPUTS)
     assert set(out) == set(plain) and int(out["status"]) == int(plain["status"]) == 0
     for name in ("deflection", "energy"):
@@ -85,14 +74,14 @@ def test_values_and_gradients_match_the_traced_function(store):
     by_stiffness = jax.grad(lambda k: toy(eqx.tree_at(lambda s: s.stiffness, SPRING, k), INPUTS)["energy"])
     plain_by_stiffness = jax.grad(lambda k: _toy(eqx.tree_at(lambda s: s.stiffness, SPRING, k), INPUTS)["energy"])
     np.testing.assert_allclose(by_stiffness(SPRING.stiffness), plain_by_stiffness(SPRING.stiffness), rtol=1e-13)
-    assert list(store.glob("*.program")), "nothing was stored"
+    assert list(program_store.glob("*.program")), "nothing was stored"
     python_number = toy(SPRING, {"load": 1.3, "offset": INPUTS["offset"]})["deflection"]  # not an array
     assert float(python_number) == pytest.approx(float(plain["deflection"]), rel=1e-14)
     with pytest.raises(TypeError, match="forward-mode"):  # reverse mode only, as documented
         jax.jvp(lambda load: _metric(toy)(load, INPUTS["offset"]), (INPUTS["load"],), (1.0,))
 
 
-def test_vmap_nested_unbatched_inputs_and_batched_context(store):
+def test_vmap_nested_unbatched_inputs_and_batched_context(program_store):
     loads = jnp.linspace(-1.0, 2.0, 5)
     offsets = jnp.stack([jnp.linspace(0.0, 0.3, 5), jnp.full(5, -0.1)], axis=1)
     for axes in ((0, 0), (0, None)):
@@ -114,14 +103,11 @@ def test_vmap_nested_unbatched_inputs_and_batched_context(store):
     assert statuses.dtype == jnp.int32 and list(map(int, statuses)) == [3, 3, 0, 0, 0]
 
 
-def test_a_later_process_traces_nothing(store):
+def test_a_later_process_traces_nothing(program_store):
     gradient = jax.jit(jax.vmap(jax.grad(_metric(toy))))
     loads, offsets = jnp.array([0.5, 1.5]), jnp.array([[0.1, 0.0], [0.2, 0.1]])
     first = gradient(loads, offsets)
-    stored._LOADED.clear()  # a new process: only the store directory remains
-    composable._SIGNATURES.clear()
-    composable._composable.cache_clear()
-    composable._reverse_call.cache_clear()
+    forget_programs()  # a new process: only the store directory remains
     before = TRACES["count"]
     again = jax.jit(jax.vmap(jax.grad(_metric(toy))))(loads, offsets)
     single = jax.jit(jax.grad(_metric(toy)))(loads[0], offsets[0])
@@ -141,7 +127,7 @@ def test_without_a_store_it_is_the_jitted_function(monkeypatch):
     assert float(jax.jacfwd(_metric(toy))(INPUTS["load"], INPUTS["offset"])) == pytest.approx(float(grads), rel=1e-13)
 
 
-def test_a_program_that_cannot_be_exported_falls_back_to_tracing(store, monkeypatch):
+def test_a_program_that_cannot_be_exported_falls_back_to_tracing(program_store, monkeypatch):
     exported = composable._export
 
     def no_reverse_program(signature, kind, size=None):  # as a reverse pass with a host callback would fail

@@ -11,28 +11,15 @@ import numpy as np
 import pytest
 
 import diffspace
-from diffspace.design import composable, stored
 from diffspace.scenarios import REGISTRY, load_scenario
 
 from .test_conformance import ROOT, SHORT
 
 
-@pytest.fixture
-def store(tmp_path, monkeypatch):
-    monkeypatch.setattr(stored, "_LOADED", {})
-    monkeypatch.setattr(composable, "_SIGNATURES", {})
-    composable._composable.cache_clear()
-    composable._reverse_call.cache_clear()
-    monkeypatch.setattr(stored, "_DIRECTORY", tmp_path)
-    yield tmp_path
-    composable._composable.cache_clear()
-    composable._reverse_call.cache_clear()
-
-
 @pytest.mark.slow  # six compiles per scenario (1-5 min each); the fast suite checks the mechanism on a toy
 @pytest.mark.timeout(1800)  # (test_composable) and across processes on free_floating (test_library_warm)
 @pytest.mark.parametrize("name", sorted(REGISTRY))
-def test_user_gradients_through_the_stored_programs_are_the_traced_ones(name, store):
+def test_user_gradients_through_the_stored_programs_are_the_traced_ones(name, program_store):
     config, overrides = SHORT[name]
     scenario = load_scenario(ROOT / "configs" / config, overrides)
     metric, key = scenario.headline
@@ -50,7 +37,7 @@ def test_user_gradients_through_the_stored_programs_are_the_traced_ones(name, st
         metrics.gradient = jax.jit(jax.grad(lambda x, m=metrics: m(x)[metric]))(points[0])
         metrics.batch = jax.jit(jax.vmap(jax.value_and_grad(lambda x, m=metrics: m(x)[metric])))(points)
         metrics.status = jax.jit(jax.vmap(lambda x, m=metrics: m(x)["status"]))(points)
-    assert list(store.glob("*.program")), "nothing was stored"
+    assert list(program_store.glob("*.program")), "nothing was stored"
     assert np.isfinite(float(plain_metrics.gradient)) and float(plain_metrics.gradient) != 0.0
     assert float(stored_metrics.gradient) == pytest.approx(float(plain_metrics.gradient), rel=1e-9)
     for got, want in zip(stored_metrics.batch, plain_metrics.batch):
