@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from pathlib import Path
 from typing import Callable
 
 import equinox as eqx
@@ -154,29 +153,9 @@ def _key(signature: _Signature, kind: str | _Reverse, size: int | None = None) -
                        signature.context_avals + signature.input_avals)
 
 
-def _stored(key: str | None, make: Callable[[], stored._Stored]) -> stored._Stored | None:
-    """The program under ``key``: this process's, else the store's, else ``make()``'s (written to the store);
-    ``None`` where there is no key or ``make`` fails (e.g. a host callback, or a shape the batch axis cannot be
-    symbolic in)."""
-    if key is None:
-        return None
-    if key not in stored._LOADED:
-        path = Path(stored._DIRECTORY) / f"{key}.program"
-        program = stored._load(path)
-        if program is None:
-            try:
-                program = make()
-            except Exception:
-                program = None
-            else:
-                stored._write(path, program)
-        stored._LOADED[key] = program
-    return stored._LOADED[key]
-
-
 def _program(signature: _Signature, kind: str | _Reverse) -> stored._Stored | None:
     """The ``kind`` program of ``signature`` with its symbolic batch."""
-    return _stored(_key(signature, kind), lambda: _export(signature, kind))
+    return stored.load_or_make(_key(signature, kind), lambda: _export(signature, kind))
 
 
 def _sized(signature: _Signature, kind: str | _Reverse, size: int) -> stored._Stored | None:
@@ -194,7 +173,7 @@ def _sized(signature: _Signature, kind: str | _Reverse, size: int) -> stored._St
         exported = export.export(jax.jit(symbolic.exported.call))(avals[:n_context], avals[n_context:])
         return stored._Stored(_refined(exported), symbolic.outputs)
 
-    return _stored(_key(signature, kind, size), make)
+    return stored.load_or_make(_key(signature, kind, size), make)
 
 
 def _refined(exported: export.Exported) -> export.Exported:

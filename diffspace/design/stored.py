@@ -115,18 +115,24 @@ def _export(fn: Callable, static, treedef, leaves) -> _Stored:
     return _Stored(exported, _skeleton(structure["tree"]))
 
 
-def _load_or_export(path: Path, fn: Callable, static, treedef, leaves) -> _Stored | None:
-    """The stored program at ``path``, else a fresh export (written there); ``None`` when the program cannot be
-    exported (e.g. it holds a host callback, which has no serialisation guarantee)."""
-    stored = _load(path)
-    if stored is not None:
-        return stored
-    try:
-        stored = _export(fn, static, treedef, leaves)
-    except Exception:
+def load_or_make(key: str | None, make: Callable[[], _Stored]) -> _Stored | None:
+    """The program under ``key``: this process's, else the store's, else ``make()``'s (written to the store);
+    ``None`` where there is no key or ``make`` fails (e.g. a host callback, which has no serialisation
+    guarantee, or a shape a symbolic batch cannot take)."""
+    if key is None:
         return None
-    _write(path, stored)
-    return stored
+    if key not in _LOADED:
+        path = _DIRECTORY / f"{key}.program"
+        program = _load(path)
+        if program is None:
+            try:
+                program = make()
+            except Exception:
+                program = None
+            else:
+                _write(path, program)
+        _LOADED[key] = program
+    return _LOADED[key]
 
 
 def _skeleton(treedef):
@@ -146,12 +152,8 @@ def stored_jit(fn: Callable) -> Callable:
         leaves, treedef = jax.tree_util.tree_flatten(dynamic)
         if any(isinstance(leaf, jax.core.Tracer) for leaf in leaves):  # inside a caller's jit/grad/vmap: an
             return jitted(*args)  # exported program has no derivative rule, the traced function composes
-        key = _key(fn, (static, _skeleton(treedef)), leaves)
-        if key is None:
-            return jitted(*args)
-        if key not in _LOADED:
-            _LOADED[key] = _load_or_export(_DIRECTORY / f"{key}.program", fn, static, treedef, leaves)
-        stored = _LOADED[key]
+        stored = load_or_make(_key(fn, (static, _skeleton(treedef)), leaves),
+                              lambda: _export(fn, static, treedef, leaves))
         if stored is None:  # not exportable: an ordinary jit, which also raises any error of the program itself
             return jitted(*args)
         out = stored.exported.call(*leaves)
