@@ -371,18 +371,24 @@ class Shaft(eqx.Module):
 
     def forces(self, law: ContactLaw, rope: Rope, x, v, point, velocity, impact_speed):
         """Contact forces on the nodes ``(N+1, 3)`` (the shaft feels minus their sum) and their magnitudes."""
-        contact = self.contact(law, rope, x, v, point, velocity, impact_speed)
-        return contact.forces, contact.magnitudes
+        delta, normal, delta_dot = self._approach(rope, x, v, point, velocity)
+        magnitudes = law.force(delta, delta_dot, impact_speed)
+        return magnitudes[:, None] * normal, magnitudes
 
     def contact(self, law: ContactLaw, rope: Rope, x, v, point, velocity, impact_speed) -> "NormalContact":
         """:meth:`forces` with the outward normals and the force's derivatives in the indentation and its rate
-        (forward mode, one pass with the force; ``jit`` drops them where unused): :class:`NormalContact`."""
-        delta, normal = self.indentation(rope, x, point)
-        delta_dot = -jnp.sum(normal * (v - velocity), axis=-1)
+        (forward mode, one pass with the force): :class:`NormalContact`."""
+        delta, normal, delta_dot = self._approach(rope, x, v, point, velocity)
         force = lambda d, r: law.force(d, r, impact_speed)  # noqa: E731
         mag, rate = jax.jvp(force, (delta, delta_dot), (jnp.zeros_like(delta), jnp.ones_like(delta_dot)))
         _, spring = jax.jvp(force, (delta, delta_dot), (jnp.ones_like(delta), jnp.zeros_like(delta_dot)))
         return NormalContact(mag[:, None] * normal, mag, normal, rate, spring)
+
+    def _approach(self, rope: Rope, x, v, point, velocity):
+        """Indentations, outward normals and indentation rates of the nodes ``x`` (velocities ``v``) against the
+        shaft at ``point`` moving with ``velocity``."""
+        delta, normal = self.indentation(rope, x, point)
+        return delta, normal, -jnp.sum(normal * (v - velocity), axis=-1)
 
 
 class NormalContact(eqx.Module):

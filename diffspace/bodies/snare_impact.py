@@ -28,7 +28,7 @@ from jaxtyping import Array, Bool, Float, Int
 
 from ..contact.impact import ImpactOutcome
 from ..contact.virtual_spring import linear_contact_time, virtual_impact
-from ..integrate import SolverSettings, StepMap, solve_smooth
+from ..integrate import SolverSettings, bounded_step_solve, solve_smooth
 from ..core.spatial import safe_norm
 from ..core.status import Status, first_failure, flag
 from .rope import assemble, rope_accelerations
@@ -98,9 +98,25 @@ def strike_rates(t, y, previous, h, args):
     return vi + dv[1:-1], acc, w, f_shaft / model.mass, f_shaft
 
 
+def strike_field(t, y, args):
+    """The strike's equations of motion, ``dy/dt`` at ``t`` for ``y = (interior nodes, their velocities, shaft
+    position, shaft velocity, contact impulse)``, ``args = (model, impact speed)``: the nodes' Newton's law Eq. (24)
+    with the shaft's contact forces, the shaft's under their opposite sum (the ``tsit5`` scheme's vector field)."""
+    model, speed = args
+    rope, rings, shaft = model.rope, model.rings, model.shaft
+    xi, vi, p, w, _ = y
+    a, b, va, vb = rings.end_states(t)
+    attach, attach_rate = rings.attachment_states(t)
+    x, v = assemble(xi, a, b), assemble(vi, va, vb)
+    f_nodes, _ = shaft.forces(model.law, rope, x, v, p, w, speed)
+    f_shaft = -jnp.sum(f_nodes, axis=0)
+    return vi, rope_accelerations(rope, x, v, f_nodes, attach, attach_rate), w, f_shaft / model.mass, f_shaft
+
+
 def strike_start(t, y, h, args):
-    """The strike's rates at the start (:func:`strike_rates` with ``a_{-1} = 0``)."""
-    return strike_rates(t, y, jnp.zeros_like(y[1]), h, args)
+    """The semi-implicit scheme's rates at the start: Newmark's initial accelerations ``M a_0 = F(x_0, v_0)``, the
+    equations of motion themselves (:func:`strike_field`; ``h`` unused)."""
+    return strike_field(t, y, args)
 
 
 def strike_step(t, y, rates, h, args):
@@ -119,37 +135,42 @@ STRIKE_SOLVER = SolverSettings(rtol=1e-6, atol=1e-9, n_save=600, max_steps=200_0
 """Default solver settings of the strike (the tolerances serve ``scheme = "tsit5"``)."""
 
 
+class StrikeSolution(eqx.Module):
+    """The strike's states ``ys`` at the saved times ``ts`` (``(interior nodes, their velocities, shaft position,
+    shaft velocity, contact impulse)``), the steps taken and whether the solve completed."""
+
+    ts: Float[Array, " T"]
+    ys: tuple
+    num_steps: Int[Array, ""]
+    solved: Bool[Array, ""]
+
+
 def rope_impact_solve(model: SnareModel, x_eq, node, speed, t_end, settings: SolverSettings = STRIKE_SOLVER, *,
                       gap=0.0, scheme: str = "tsit5", max_step: float = MAX_STEP, adjoint=None):
     r"""Full dynamic impact: the shaft (isotropic ``model.mass``, translating) moves with ``speed`` along the
     approach direction of node ``node`` (0-based) and touches it after ``gap`` [m]; the rope starts at rest
     in ``x_eq``; the rotating-ring end follows the drive. State: interior nodes, shaft position/velocity and
-    the contact impulse, saved at ``settings.n_save`` times (:func:`~diffspace.integrate.solve_smooth`). ``scheme``:
-    ``"tsit5"`` (adaptive, ``settings.rtol``/``atol``) or ``"semi_implicit"`` (:func:`strike_step` at the fixed step
-    of :func:`strike_step_length`). Returns ``(diffrax solution, approach direction)``."""
-    rope, rings, shaft = model.rope, model.rings, model.shaft
+    the contact impulse, saved at ``settings.n_save`` times. ``scheme``: ``"tsit5"`` (adaptive,
+    ``settings.rtol``/``atol``, :func:`~diffspace.integrate.solve_smooth`) or ``"semi_implicit"`` (:func:`strike_step`
+    at equal steps no longer than :func:`strike_step_length`, the saved times exact step ends,
+    :func:`~diffspace.integrate.bounded_step_solve`); both within ``settings.max_steps``. Returns
+    ``(StrikeSolution, approach direction)``."""
+    rope, shaft = model.rope, model.shaft
     u = contact_direction(x_eq, node, model.approach)
     speed = jnp.asarray(speed, float)
-
-    def field(t, y, args):
-        xi, vi, p, w, _ = y
-        a, b, va, vb = rings.end_states(t)
-        attach, attach_rate = rings.attachment_states(t)
-        x, v = assemble(xi, a, b), assemble(vi, va, vb)
-        f_nodes, _ = shaft.forces(model.law, rope, x, v, p, w, speed)
-        f_shaft = -jnp.sum(f_nodes, axis=0)
-        return vi, rope_accelerations(rope, x, v, f_nodes, attach, attach_rate), w, f_shaft / model.mass, f_shaft
-
-    if scheme == "tsit5":
-        solver, step = None, None
-    elif scheme == "semi_implicit":
-        solver, step = StepMap(strike_step, strike_start), strike_step_length(model, max_step)
-    else:
-        raise ValueError(f"scheme must be one of {SCHEMES}, not {scheme!r}")
     p0 = x_eq[node] - (shaft.radius + rope.radius + gap) * u
     y0 = (x_eq[1:-1], jnp.zeros_like(x_eq[1:-1]), p0, speed * u, jnp.zeros(3))
-    sol = solve_smooth(field, y0, t_end, settings, args=(model, speed), solver=solver, step=step, adjoint=adjoint)
-    return sol, u
+    args = (model, speed)
+    if scheme == "tsit5":
+        sol = solve_smooth(strike_field, y0, t_end, settings, args=args, adjoint=adjoint)
+        return StrikeSolution(sol.ts, sol.ys, sol.stats["num_steps"], sol.result == diffrax.RESULTS.successful), u
+    if scheme != "semi_implicit":
+        raise ValueError(f"scheme must be one of {SCHEMES}, not {scheme!r}")
+    sol = bounded_step_solve(lambda t, y, c, h: strike_step(t, y, c, h, args),
+                             lambda t, y, h: strike_start(t, y, h, args), y0, t_end, settings.n_save,
+                             strike_step_length(model, max_step), settings.max_steps,
+                             "forward" if isinstance(adjoint, diffrax.ForwardMode) else "reverse")
+    return StrikeSolution(sol.ts, sol.ys, sol.num_steps, sol.finite & sol.within_budget), u
 
 
 def strike_step_length(model: SnareModel, max_step) -> Array:
@@ -184,13 +205,13 @@ def dynamic_impact(model: SnareModel, x_eq, node, speed, t_end, settings: Solver
     force, mags = jax.vmap(sample)(xi, vi, p, w, a, b, va, vb)
     rebound = -(w[-1] @ u)
     separated = (force[-1] == 0.0) & (rebound > 0.0)
-    solved = (sol.result == diffrax.RESULTS.successful) & jnp.all(jnp.isfinite(force))
+    solved = sol.solved & jnp.all(jnp.isfinite(force))
     return RopeImpact(
         peak_force=parabolic_peak(force), impulse=safe_norm(impulse[-1]), rebound_speed=rebound,
         restitution=rebound / speed, max_travel=jnp.max((p - p[0]) @ u),
         max_node_displacement=jnp.max((xi[:, node - 1] - x_eq[node]) @ u), separated=separated,
         status=first_failure(flag(~solved, Status.SOLVER_FAILURE), flag(~separated, Status.NO_EVENT)),
-        num_steps=sol.stats["num_steps"], series_time=sol.ts, series_force=force, series_node_forces=mags,
+        num_steps=sol.num_steps, series_time=sol.ts, series_force=force, series_node_forces=mags,
         series_travel=(p - p[0]) @ u, series_inner_nodes=xi,
     )
 

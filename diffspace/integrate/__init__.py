@@ -19,7 +19,7 @@ from .constrained import (
 )
 from .constrained_solve import ConstrainedSolution, ProjectedSolver, output_multipliers, solve_constrained
 from .event_root import EventRootFinder
-from .fixed_step import FixedStepSolution, StepMap, fixed_step_solve
+from .fixed_step import FixedStepSolution, bounded_step_solve, fixed_step_solve
 from .free import Trajectory, check_result, simulate
 from .hybrid import EXTREMUM_MARGIN, AbstractHybridSystem, HybridSolution, hybrid_solve
 from .neutral import neutral_event
@@ -39,9 +39,9 @@ __all__ = [
     "EventRootFinder",
     "Stabilization",
     "SolverSettings",
-    "StepMap",
     "Trajectory",
     "check_result",
+    "bounded_step_solve",
     "fixed_step_solve",
     "constrained_accelerations",
     "constraint_rows",
