@@ -17,6 +17,7 @@ from diffspace.bodies import (
     dynamic_impact,
     initial_shape,
     pressing_curve,
+    shape_and_pressing_curve,
     snare_virtual_impact,
     stiffness_profile,
     virtual_spring,
@@ -243,6 +244,31 @@ def test_metric_gradients_match_finite_differences():
         fd = (value_grad(up)[0][0] - value_grad(down)[0][0]) / (2 * h * x0[key])
         assert float(grads[key]) == pytest.approx(float(fd), rel=1e-5)
         assert float(grads[key]) > 0.0
+
+
+@pytest.mark.parametrize("overrides", [[], ["rope.end_condition='pinned'", "snare.end_distance_m=0.25"]],
+                         ids=["clamped", "pinned"])
+def test_one_continuation_equals_the_shape_solve_then_the_pressing_curve(overrides):
+    """shape_and_pressing_curve (the free equilibrium as the first, force-free Newton solve of the pressing
+    continuation) against initial_shape then pressing_curve: shapes, forces and the gradient of a force with
+    respect to k_tor to round-off, at two nodes (the node traced)."""
+    scenario = load_scenario(CONFIG, [*SMALL, *overrides])
+
+    def both(k_tor, node):
+        model = scenario.model_of(scenario.with_design(scenario.params, {"rope.bending_stiffness_N_m_rad": k_tor}))
+        x, ok = initial_shape(model)
+        forces, ok_f = pressing_curve(model, x, node)
+        x1, ok1, forces1, ok_f1 = shape_and_pressing_curve(model, node)
+        return (x, forces[-1], ok & ok_f), (x1, forces1[-1], ok1 & ok_f1)
+
+    run = jax.jit(both)
+    for node in (2, 4):
+        (x, f, ok), (x1, f1, ok1) = run(2.0, node)
+        assert bool(ok) and bool(ok1) and float(f) > 0.0
+        np.testing.assert_allclose(x1, x, rtol=0, atol=1e-13)
+        assert float(f1) == pytest.approx(float(f), rel=1e-10)
+    two_solves, one_continuation = jax.jit(jax.jacobian(lambda k: jnp.stack([o[1] for o in both(k, 3)])))(2.0)
+    assert float(one_continuation) == pytest.approx(float(two_solves), rel=1e-9) and float(two_solves) > 0.0
 
 
 @pytest.mark.slow

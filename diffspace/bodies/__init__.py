@@ -21,6 +21,7 @@ from .snare import (
     install_clamps,
     node_table,
     pressing_curve,
+    shape_and_pressing_curve,
     stiffness_profile,
     virtual_spring,
 )
@@ -71,6 +72,7 @@ __all__ = [
     "parabolic_peak",
     "pressed_equilibrium",
     "pressing_curve",
+    "shape_and_pressing_curve",
     "revolute_joints",
     "rigid_bodies",
     "snare_virtual_impact",

@@ -312,40 +312,46 @@ def equilibrium(rope: Rope, x_guess, first, last, external=None, *, attach=None,
 
 
 def _pressed_residual(z, args):
-    rope, first, last, attach, node, u, target = args
+    rope, first, last, attach, node, u, target, control = args
     x_inner, force = z
-    external = jnp.zeros_like(x_inner).at[node - 1].set(force * u)
+    external = jnp.zeros_like(x_inner).at[node - 1].set(control * force * u)
     scale = jnp.mean(rope.axial_stiffness)
-    return static_residual(rope, x_inner, first, last, external, attach) / scale, (x_inner[node - 1] @ u - target) / scale
+    row = control * (x_inner[node - 1] @ u - target) + (1.0 - control) * force
+    return static_residual(rope, x_inner, first, last, external, attach) / scale, row / scale
 
 
 def _pressed_step(z, args, b):
-    """``J^{-1} b`` for the symmetric bordered Jacobian ``[[-K, c], [c^T, 0]] / k`` of :func:`_pressed_residual`
-    (``c = u e_n``): with ``a = -k K^{-1} b_1`` and ``s = K^{-1} c``, ``dF = (k b_2 - c . a) / (c . s)`` and
-    ``dx = a + dF s``."""
-    rope, first, last, attach, node, u, _ = args
+    """``J^{-1} b`` for the symmetric bordered Jacobian ``[[-K, alpha c], [alpha c^T, 1 - alpha]] / k`` of
+    :func:`_pressed_residual` (``c = u e_n``, ``alpha`` the control): with ``a = -k K^{-1} b_1`` and
+    ``s = K^{-1} c``, ``dF = (k b_2 - alpha c . a) / (alpha^2 c . s + 1 - alpha)`` and ``dx = a + alpha dF s``."""
+    rope, first, last, attach, node, u, _, control = args
     c = jnp.zeros_like(z[0]).at[node - 1].set(u)
     a, s = jnp.moveaxis(_inner_stiffness(rope, z[0], first, last, attach).solve(
         jnp.stack([-jnp.mean(rope.axial_stiffness) * b[0], c], axis=-1)), -1, 0)
-    d_force = (jnp.mean(rope.axial_stiffness) * b[1] - jnp.sum(c * a)) / jnp.sum(c * s)
-    return a + d_force * s, d_force
+    d_force = ((jnp.mean(rope.axial_stiffness) * b[1] - control * jnp.sum(c * a))
+               / (control**2 * jnp.sum(c * s) + (1.0 - control)))
+    return a + control * d_force * s, d_force
 
 
 def pressed_equilibrium(rope: Rope, x_start, first, last, node: int, direction, depth, *, attach=None,
-                        tol: float = 1e-12, max_steps: int = 64):
+                        control=1.0, tol: float = 1e-12, max_steps: int = 64):
     r"""Equilibrium with node ``node`` (0-based, interior) displaced by ``depth`` along ``direction`` from its
     position in ``x_start`` (displacement control, paper Eq. (40) solved for ``F_c``).
 
-    Unknowns ``(x_inner, F_c)``; equations ``-dV/dx + F_c u e_n = 0`` and ``(x_n - x_n^0) . u = depth`` (both over
-    the mean axial stiffness, which makes the Jacobian symmetric; the second holds after the first step). Unlike
-    force control this also follows a softening branch past its limit load. Newton as in :func:`equilibrium`,
-    the bordered Jacobian solved by two banded solves. Returns ``(x_inner, F_c, ok)``.
+    Unknowns ``(x_inner, F_c)``; equations ``-dV/dx + alpha F_c u e_n = 0`` and
+    ``alpha ((x_n - x_n^0) . u - depth) + (1 - alpha) F_c = 0`` (both over the mean axial stiffness, which makes the
+    Jacobian symmetric; the second holds after the first step) with the ``control`` ``alpha = 1``; ``alpha = 0``
+    gives the free equilibrium (``F_c = 0``, the iterates of :func:`equilibrium`), so that one compiled Newton step
+    serves a loop that solves both. Unlike force control this also follows a softening branch past its limit load.
+    Newton as in :func:`equilibrium`, the bordered Jacobian solved by two banded solves. Returns
+    ``(x_inner, F_c, ok)``.
     """
     u = jnp.asarray(direction, float)
     target = x_start[node - 1] @ u + depth
     z0 = (x_start, jnp.zeros(()))
-    (x_inner, force), ok = newton_root(_pressed_residual, _pressed_step, z0, (rope, first, last, attach, node, u, target),
-                                       max_steps=max_steps, **_newton_tolerances(rope, tol))
+    args = (rope, first, last, attach, node, u, target, jnp.asarray(control, float))
+    (x_inner, force), ok = newton_root(_pressed_residual, _pressed_step, z0, args, max_steps=max_steps,
+                                       **_newton_tolerances(rope, tol))
     return x_inner, force, ok
 
 

@@ -209,17 +209,45 @@ def pressing_curve(model: SnareModel, x_eq, node, depths: Float[Array, " K"] | N
     Returns ``(F_c (K,), converged)``."""
     depths = model.fit_depths if depths is None else depths
     u = contact_direction(x_eq, node, model.approach) if direction is None else jnp.asarray(direction, float)
+    _, forces, ok = _continuation(model, node, x_eq[1:-1], u, jnp.ones_like(depths), depths, direction is None)
+    return forces, jnp.all(ok)
+
+
+def shape_and_pressing_curve(model: SnareModel, node) -> tuple[Float[Array, "N1 3"], Array, Float[Array, " K"], Array]:
+    """:func:`initial_shape` and :func:`pressing_curve` of ``node`` (0-based) from it, as one continuation: its
+    first Newton solve is the free equilibrium from the arc guess (:func:`~diffspace.bodies.rope.pressed_equilibrium`
+    with control 0), the others press the node, so one compiled Newton step serves both.
+    Returns ``(x_all (N+1, 3), shape converged, F_c (K,), curve converged)``."""
+    first, last = model.rings.ends(0.0)
+    guess = arc_guess(first, last, model.length, model.rope.n_sections)[1:-1]
+    controls = jnp.concatenate([jnp.zeros(1), jnp.ones_like(model.fit_depths)])
+    depths = jnp.concatenate([jnp.zeros(1), model.fit_depths])
+    x_inner, forces, ok = _continuation(model, node, guess, jnp.zeros(3), controls, depths, True)
+    return assemble(x_inner, first, last), ok[0], forces[1:], jnp.all(ok[1:])
+
+
+def _continuation(model: SnareModel, node, x_start, u, controls, depths, track_direction: bool):
+    """The Newton solves of :func:`~diffspace.bodies.rope.pressed_equilibrium` in a ``lax.scan`` over ``(control,
+    depth)``, each from the previous shape. A free solve (control 0) sets the reference shape the depths are measured
+    from and, with ``track_direction``, the approach direction ``u`` there. Returns ``(reference interior nodes,
+    F_c, converged)`` per solve."""
     first, last = model.rings.ends(0.0)
     attach = model.rings.attachments(0.0)
-    x_ref = x_eq[1:-1]
 
-    def body(xi, depth):
+    def body(carry, step):
+        xi, x_ref, u = carry
+        control, depth = step
         shift = (xi[node - 1] - x_ref[node - 1]) @ u  # pressed_equilibrium measures from its start shape
-        xn, fc, ok = pressed_equilibrium(model.rope, xi, first, last, node, u, depth - shift, attach=attach)
-        return xn, (fc, ok)
+        xn, fc, ok = pressed_equilibrium(model.rope, xi, first, last, node, u, depth - shift, attach=attach,
+                                         control=control)
+        free = control == 0.0
+        x_ref = jnp.where(free, xn, x_ref)
+        if track_direction:
+            u = jnp.where(free, contact_direction(assemble(xn, first, last), node, model.approach), u)
+        return (xn, x_ref, u), (fc, ok)
 
-    _, (forces, ok) = jax.lax.scan(body, x_ref, depths)
-    return forces, jnp.all(ok)
+    (_, x_ref, _), (forces, ok) = jax.lax.scan(body, (x_start, x_start, u), (controls, depths))
+    return x_ref, forces, ok
 
 
 class VirtualSpring(eqx.Module):

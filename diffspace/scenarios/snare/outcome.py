@@ -20,11 +20,9 @@ from ...bodies import (
     dynamic_horizon,
     dynamic_impact,
     fit_virtual_spring,
-    initial_shape,
-    pressing_curve,
+    shape_and_pressing_curve,
     snare_virtual_impact,
     stiffness_profile,
-    virtual_spring,
 )
 from ...contact import ImpactOutcome, eval_surface, fit_surface
 from ...core.status import Status, failed, first_failure, flag
@@ -76,9 +74,7 @@ def static_sweep(model: SnareModel, node, end_distances: Float[Array, " D"]) -> 
     """Installed shape and pressing curve of ``node`` (0-based) at each end distance (clamp angles as
     installed), as one batch of static solves."""
     def one(d):
-        m = eqx.tree_at(lambda t: t.rings.end_distance, model, d)
-        x, ok = initial_shape(m)
-        return (x, ok) + pressing_curve(m, x, node)
+        return shape_and_pressing_curve(eqx.tree_at(lambda t: t.rings.end_distance, model, d), node)
 
     return StaticSweep(*jax.vmap(one)(end_distances))
 
@@ -128,8 +124,8 @@ def snare_metrics(scenario, params) -> dict:
     ``k_v0_N_m``, the ``dynamic_*`` ones with ``simulation.method = "dynamic"``, ``approach_speed_m_s``."""
     model = scenario.model_of(params)
     node, speed = params.node - 1, params.approach_speed
-    x_eq, shape_ok = initial_shape(model)
-    spring = virtual_spring(model, x_eq, node)
+    x_eq, shape_ok, forces, forces_ok = shape_and_pressing_curve(model, node)
+    spring = fit_virtual_spring(model, forces, forces_ok)
     virtual = snare_virtual_impact(model, spring.coefficients, speed, adjoint=scenario.adjoint)
     statics = _statics_status(shape_ok, spring)
     out = {"approach_speed_m_s": speed, "k_v0_N_m": spring.coefficients[0],
