@@ -94,8 +94,8 @@ def test_bend_vectors_are_signed_planar_angles_and_smooth_when_straight():
     assert float(h[2, 1, 2, 1]) == pytest.approx(1.5 * (1 + 4 + 1) / 0.02**2, rel=1e-9)
 
 
-@pytest.mark.parametrize("end_condition", ["pinned", "clamped"])
-def test_element_gradient_and_hessian_match_autodiff_of_the_whole_energy(end_condition):
+@pytest.mark.parametrize("end_condition, clamp_ratio", [("pinned", 1.0), ("clamped", 1.0), ("clamped", 0.4)])
+def test_element_gradient_and_hessian_match_autodiff_of_the_whole_energy(end_condition, clamp_ratio):
     """The element gradient (per-section and per-bend-triple derivatives scattered onto their nodes, clamps as
     triples with offset points) and the closed-form banded stiffness against autodiff of the whole-rope energy
     written with the global ``bend_vectors``/``clamp_bend_vectors`` (1e-12 relative), on a random 3D shape; and
@@ -104,8 +104,9 @@ def test_element_gradient_and_hessian_match_autodiff_of_the_whole_energy(end_con
     from diffspace.bodies.rope_elements import elastic_gradient
     from diffspace.bodies.rope_stiffness import stiff_gradient, stiffness_bands
 
-    rope = Rope.uniform(0.3, 7, 0.0365, 2e3, 0.5, rest_bend_total=-0.4, compression_ratio=0.3,
-                        end_condition=end_condition)
+    rope = eqx.tree_at(lambda r: r.clamp_ratio, Rope.uniform(0.3, 7, 0.0365, 2e3, 0.5, rest_bend_total=-0.4,
+                                                              compression_ratio=0.3, end_condition=end_condition),
+                       jnp.asarray(clamp_ratio))
     rng = np.random.default_rng(7)
     x = jnp.asarray(np.stack([np.linspace(0.0, 0.26, 8), 0.05 * rng.standard_normal(8), 0.02 * rng.standard_normal(8)], 1))
     attach = _ATTACH if end_condition == "clamped" else None
@@ -115,7 +116,8 @@ def test_element_gradient_and_hessian_match_autodiff_of_the_whole_energy(end_con
         gain = jnp.where(stretch > 0.0, 1.0, rope.compression_ratio)
         axial = 0.5 * jnp.sum(rope.axial_stiffness * gain * stretch**2)
         bends = 0.5 * rope.bending_stiffness * jnp.sum((bend_vectors(y) - rope.rest_bend) ** 2)
-        clamps = 0.0 if fittings is None else 0.5 * rope.bending_stiffness * jnp.sum(clamp_bend_vectors(y, fittings) ** 2)
+        clamps = 0.0 if fittings is None else 0.5 * clamp_ratio * rope.bending_stiffness * jnp.sum(
+            clamp_bend_vectors(y, fittings) ** 2)
         return axial + bends + clamps
 
     assert float(rope.elastic_energy(x, attach)) == pytest.approx(float(energy(x, attach)), rel=1e-13)
@@ -137,8 +139,8 @@ def test_element_gradient_and_hessian_match_autodiff_of_the_whole_energy(end_con
     np.testing.assert_allclose(only_x, jnp.einsum("iajb,jb->ia", h_ref, dx), rtol=1e-10, atol=1e-10 * float(jnp.max(jnp.abs(only_x))))
 
 
-@pytest.mark.parametrize("end_condition", ["pinned", "clamped"])
-def test_closed_form_forces_match_autodiff(end_condition):
+@pytest.mark.parametrize("end_condition, clamp_ratio", [("pinned", 1.0), ("clamped", 1.0), ("clamped", 0.4)])
+def test_closed_form_forces_match_autodiff(end_condition, clamp_ratio):
     """:meth:`Rope.forces` (closed-form tensions and bend transposes) against autodiff: the elastic forces against
     ``-grad`` of the whole-rope energy written with the global bend-vector functions, the damping forces against
     the axial dashpots plus ``-c_tor (dphi/dx)^T dphi/dt`` by ``jax.jvp``/``jax.vjp`` of the bend vectors (fittings
@@ -146,17 +148,18 @@ def test_closed_form_forces_match_autodiff(end_condition):
     straight triple (the series branch) against autodiff of ``bend_vector``."""
     from diffspace.bodies.rope_elements import bend_linearisation, bend_vector
 
-    rope = Rope.uniform(0.3, 7, 0.0365, 2e3, 0.5, rest_bend_total=-0.4, compression_ratio=0.3, axial_damping=0.2,
-                        bending_damping=0.01, end_condition=end_condition)
+    rope = eqx.tree_at(lambda r: r.clamp_ratio, Rope.uniform(
+        0.3, 7, 0.0365, 2e3, 0.5, rest_bend_total=-0.4, compression_ratio=0.3, axial_damping=0.2, bending_damping=0.01,
+        end_condition=end_condition), jnp.asarray(clamp_ratio))
     rng = np.random.default_rng(3)
     x = jnp.asarray(np.stack([np.linspace(0.0, 0.26, 8), 0.05 * rng.standard_normal(8), 0.02 * rng.standard_normal(8)], 1))
     v = jnp.asarray(rng.standard_normal(x.shape))
     clamped = end_condition == "clamped"
     attach, rate = (_ATTACH, jnp.asarray(rng.standard_normal((2, 3)))) if clamped else (None, None)
 
-    def bends(y, fittings):
+    def bends(y, fittings):  # scaled by sqrt(clamp_ratio) at the clamps: their springs and dashpots carry the ratio
         phi = bend_vectors(y)
-        return jnp.concatenate([phi, clamp_bend_vectors(y, fittings)]) if clamped else phi
+        return jnp.concatenate([phi, clamp_ratio**0.5 * clamp_bend_vectors(y, fittings)]) if clamped else phi
 
     def energy(y):
         stretch = jnp.linalg.norm(y[1:] - y[:-1], axis=1) - rope.rest_lengths
@@ -191,6 +194,32 @@ def test_closed_form_forces_match_autodiff(end_condition):
     np.testing.assert_allclose(phi_dot, ref_dot, rtol=1e-12, atol=1e-12 * float(jnp.max(jnp.abs(ref_dot))))
     for got, ref in zip(transpose(mu), pullback(mu)):
         np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-12 * float(jnp.max(jnp.abs(ref))))
+
+
+def test_a_clamped_rope_whose_fittings_hold_nothing_is_the_pinned_rope():
+    """``clamp_ratio = 0``: energy, forces (elastic and damping, fittings turning), the banded stiffness and the
+    static equilibrium of the clamped rope equal the pinned rope's (the installation solve of the snare)."""
+    from diffspace.bodies.rope_stiffness import stiffness_bands
+
+    make = lambda end: Rope.uniform(0.3, 7, 0.0365, 2e3, 0.5, rest_bend_total=-0.4, axial_damping=0.2,  # noqa: E731
+                                    bending_damping=0.01, end_condition=end)
+    pinned, loose = make("pinned"), eqx.tree_at(lambda r: r.clamp_ratio, make("clamped"), jnp.zeros(()))
+    rng = np.random.default_rng(11)
+    x = jnp.asarray(np.stack([np.linspace(0.0, 0.26, 8), 0.05 * rng.standard_normal(8), 0.02 * rng.standard_normal(8)], 1))
+    v, rate = jnp.asarray(rng.standard_normal(x.shape)), jnp.asarray(rng.standard_normal((2, 3)))
+    assert float(loose.elastic_energy(x, _ATTACH)) == pytest.approx(float(pinned.elastic_energy(x)), rel=1e-14)
+    for got, ref in zip(loose.forces(x, v, _ATTACH, rate), pinned.forces(x, v)):
+        np.testing.assert_allclose(got, ref, rtol=0.0, atol=1e-13 * float(jnp.max(jnp.abs(ref))))
+    np.testing.assert_array_equal(loose.end_moments(x, _ATTACH), 0.0)
+    for got, ref in zip(jax.tree.leaves(stiffness_bands(loose, x, _ATTACH)), jax.tree.leaves(stiffness_bands(pinned, x))):
+        np.testing.assert_allclose(got, ref, rtol=0.0, atol=1e-12 * float(jnp.max(jnp.abs(ref))))
+    first, last = jnp.array([-0.13, 0.0, 0.0]), jnp.array([0.13, 0.0, 0.0])
+    s = np.linspace(-1.0, 1.0, 8)
+    guess = jnp.stack([0.13 * s, 0.07 * (1 - s**2), 0 * s], 1)[1:-1]
+    solve = jax.jit(equilibrium)
+    (x_loose, ok_loose), (x_pinned, ok_pinned) = solve(loose, guess, first, last, attach=_ATTACH), solve(pinned, guess, first, last)
+    assert bool(ok_loose) and bool(ok_pinned)
+    np.testing.assert_allclose(x_loose, x_pinned, rtol=0.0, atol=1e-13)
 
 
 @jax.jit

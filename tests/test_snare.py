@@ -16,6 +16,7 @@ from diffspace.bodies import (
     contact_direction,
     dynamic_impact,
     initial_shape,
+    install_clamps,
     pressing_curve,
     shape_and_pressing_curve,
     snare_virtual_impact,
@@ -248,27 +249,33 @@ def test_metric_gradients_match_finite_differences():
 
 @pytest.mark.parametrize("overrides", [[], ["rope.end_condition='pinned'", "snare.end_distance_m=0.25"]],
                          ids=["clamped", "pinned"])
-def test_one_continuation_equals_the_shape_solve_then_the_pressing_curve(overrides):
-    """shape_and_pressing_curve (the free equilibrium as the first, force-free Newton solve of the pressing
-    continuation) against initial_shape then pressing_curve: shapes, forces and the gradient of a force with
-    respect to k_tor to round-off, at two nodes (the node traced)."""
+def test_one_continuation_equals_the_installation_the_shape_solve_and_the_pressing_curve(overrides):
+    """shape_and_pressing_curve (the clamps' installation and the free equilibrium as the first, force-free Newton
+    solves of the pressing continuation) against install_clamps, initial_shape and pressing_curve: fitting angles,
+    shapes, forces and the gradient of a force with respect to k_tor to round-off, at two nodes (the node traced),
+    and at another end distance with the clamps installed at the model's own."""
     scenario = load_scenario(CONFIG, [*SMALL, *overrides])
 
-    def both(k_tor, node):
-        model = scenario.model_of(scenario.with_design(scenario.params, {"rope.bending_stiffness_N_m_rad": k_tor}))
+    def both(k_tor, node, distance):
+        params = scenario.with_design(scenario.params, {"rope.bending_stiffness_N_m_rad": k_tor})
+        raw = scenario.model_of(params, installed=False)
+        model = eqx.tree_at(lambda m: m.rings.end_distance, install_clamps(raw), distance)
         x, ok = initial_shape(model)
         forces, ok_f = pressing_curve(model, x, node)
-        x1, ok1, forces1, ok_f1 = shape_and_pressing_curve(model, node)
-        return (x, forces[-1], ok & ok_f), (x1, forces1[-1], ok1 & ok_f1)
+        at = eqx.tree_at(lambda m: m.rings.end_distance, raw, distance)
+        one = shape_and_pressing_curve(at, node, installed_at=raw.rings.end_distance)
+        return ((model.rings.attach_angles, x, forces[-1], ok & ok_f),
+                (one.attach_angles, one.shape, one.forces[-1], one.shape_converged & one.forces_converged))
 
     run = jax.jit(both)
-    for node in (2, 4):
-        (x, f, ok), (x1, f1, ok1) = run(2.0, node)
+    for node, distance in ((2, 0.26), (4, 0.26), (3, 0.25)):
+        (angles, x, f, ok), (angles1, x1, f1, ok1) = run(2.0, node, distance)
         assert bool(ok) and bool(ok1) and float(f) > 0.0
+        np.testing.assert_allclose(angles1, angles, rtol=0, atol=1e-12)
         np.testing.assert_allclose(x1, x, rtol=0, atol=1e-13)
         assert float(f1) == pytest.approx(float(f), rel=1e-10)
-    two_solves, one_continuation = jax.jit(jax.jacobian(lambda k: jnp.stack([o[1] for o in both(k, 3)])))(2.0)
-    assert float(one_continuation) == pytest.approx(float(two_solves), rel=1e-9) and float(two_solves) > 0.0
+    two, one = jax.jit(jax.jacobian(lambda k: jnp.stack([out[2] for out in both(k, 3, 0.25)])))(2.0)
+    assert float(one) == pytest.approx(float(two), rel=1e-9) and float(two) > 0.0
 
 
 @pytest.mark.slow

@@ -95,6 +95,8 @@ class Rope(eqx.Module):
     section) and ``axial_damping`` c_tes [N s/m], Eq. (26); ``compression_ratio`` (0 = tension-only, 1 =
     symmetric); ``bending_stiffness`` k_tor [N m/rad] and ``bending_damping`` c_tor [N m s/rad] per interior
     node, Eq. (39); ``rest_bend`` (N-1, 3) rest rotation vectors ``beta_i0 n`` [rad]; ``radius`` [m];
+    ``clamp_ratio``: the clamps' bending spring and dashpot over ``k_tor``, ``c_tor`` (1: a clamp is a node like the
+    others; 0: a clamped rope whose fittings hold nothing, the pinned rope on the clamped rope's arrays);
     ``end_condition`` (static) ``"pinned"`` or ``"clamped"`` (then energies and forces need ``attach``).
     """
 
@@ -107,6 +109,7 @@ class Rope(eqx.Module):
     bending_damping: Float[Array, ""]
     rest_bend: Float[Array, "Nm1 3"]
     radius: Float[Array, ""]
+    clamp_ratio: Float[Array, ""] = eqx.field(default=1.0, converter=jnp.asarray)
     end_condition: str = eqx.field(static=True, default="pinned")
 
     def __check_init__(self):
@@ -128,7 +131,7 @@ class Rope(eqx.Module):
         f = lambda v: jnp.asarray(v, float)  # noqa: E731
         return cls(rest, node_masses(linear_density, rest), f(axial_rigidity) / rest, f(axial_damping),
                    f(compression_ratio), f(bending_stiffness), f(bending_damping),
-                   jnp.broadcast_to(beta0 * normal, (n - 1, 3)), f(radius), end_condition)
+                   jnp.broadcast_to(beta0 * normal, (n - 1, 3)), f(radius), end_condition=end_condition)
 
     @property
     def n_sections(self) -> int:
@@ -159,6 +162,17 @@ class Rope(eqx.Module):
         """Rest rotation vectors of the bend triples (the clamps' are zero)."""
         return jnp.concatenate([self.rest_bend, jnp.zeros((2, 3))]) if self.clamped else self.rest_bend
 
+    def triple_springs(self, rate) -> Float[Array, " M"]:
+        """A bending spring or dashpot ``rate`` (``k_tor`` or ``c_tor``) of every bend triple: the interior nodes',
+        then (clamped) the two clamps' (times ``clamp_ratio``)."""
+        inner = jnp.broadcast_to(rate, (self.n_sections - 1,))
+        return jnp.concatenate([inner, jnp.broadcast_to(rate * self.clamp_ratio, (2,))]) if self.clamped else inner
+
+    def chain_springs(self, rate) -> Float[Array, " M"]:
+        """:meth:`triple_springs` in the order of the :meth:`chain`'s triples (clamp A, interior nodes, clamp B)."""
+        springs = self.triple_springs(rate)
+        return jnp.concatenate([springs[-2:-1], springs[:-2], springs[-1:]]) if self.clamped else springs
+
     def axial_energy(self, x: Float[Array, "N1 3"]) -> Float[Array, ""]:
         """``sum k(dl) dl^2 / 2``, ``dl = |x_{i+1} - x_i| - l_i`` (Eq. (26) without damping)."""
         return jnp.sum(section_energies(self, x))
@@ -175,7 +189,7 @@ class Rope(eqx.Module):
         if not self.clamped:
             return jnp.zeros((2, 3))
         phi = self._bends(x, attach)[-2:]
-        return self.bending_stiffness * phi * jnp.array([[1.0], [-1.0]])
+        return self.triple_springs(self.bending_stiffness)[-2:, None] * phi * jnp.array([[1.0], [-1.0]])
 
     def kinetic_energy(self, v: Float[Array, "N1 3"]) -> Float[Array, ""]:
         return 0.5 * jnp.sum(self.masses[:, None] * v * v)
@@ -233,9 +247,10 @@ class Rope(eqx.Module):
             n1 = x.shape[-2]
             return pad_nodes(f[..., :1, :], 0, n1 - 1) + f[..., 1:-1, :] + pad_nodes(f[..., -1:, :], n1 - 1, 0)
 
-        elastic = on_nodes(gain * stiffness * stretch) + bending(self.bending_stiffness * (phi - rest))
+        k_tor, c_tor = (self.chain_springs(rate)[:, None] for rate in (self.bending_stiffness, self.bending_damping))
+        elastic = on_nodes(gain * stiffness * stretch) + bending(k_tor * (phi - rest))
         damping = on_nodes(gain * self.axial_damping * jnp.sum(u * dv, axis=-1, keepdims=True))
-        return elastic, damping + bending(self.bending_damping * phi_dot)
+        return elastic, damping + bending(c_tor * phi_dot)
 
     def damping_forces(self, x, v, attach=None, attach_rate=None) -> Float[Array, "N1 3"]:
         """Nodal forces of the axial dashpots ``c_tes dl/dt`` and the bending dashpots ``c_tor dphi/dt`` (the

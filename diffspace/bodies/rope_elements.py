@@ -158,11 +158,11 @@ def _section_args(rope, x):
 
 
 _SECTION_AXES = (0, 0, 0, None)
-_TRIPLE_AXES = (0, 0, None)
+_TRIPLE_AXES = (0, 0, 0)
 
 
 def _triple_args(rope, x, attach):
-    return triple_points(x, attach, rope.clamped), rope.rest_bends(), rope.bending_stiffness
+    return triple_points(x, attach, rope.clamped), rope.rest_bends(), rope.triple_springs(rope.bending_stiffness)
 
 
 def section_energies(rope, x: Float[Array, "N1 3"]) -> Float[Array, " N"]:

@@ -86,7 +86,9 @@ def _bend_second_factors(q, cos_b, h1):
 
 
 def _bend_hessian_ef(points, rest_bend, stiffness):
-    """``(H_ef (M, 6, 6), G (M, 6))``: Hessian and gradient of ``V_b`` in the unit sections ``(e, f)``."""
+    """``(H_ef (M, 6, 6), G (M, 6))``: Hessian and gradient of ``V_b`` in the unit sections ``(e, f)`` (``stiffness``
+    ``k_tor``, one or per triple, ``(M,)``)."""
+    stiffness = jnp.asarray(stiffness)[..., None]
     (l1, l2), (e, f), w, cos_b, q = triple_frame(*points)
     g, h1, h2 = bend_factors(q, cos_b)
     g_qq, g_qc, g_cc = _bend_second_factors(q, cos_b, h1)
@@ -102,7 +104,7 @@ def _bend_hessian_ef(points, rest_bend, stiffness):
     zero = jnp.zeros_like(x)
     mixed = jnp.concatenate([jnp.concatenate([zero, x], -1), jnp.concatenate([jnp.swapaxes(x, -1, -2), zero], -1)], -2)
     mu2 = mu[..., None]
-    h = (stiffness * jnp.swapaxes(jac, -1, -2) @ jac + mixed + _outer(big_m, v) + _outer(v, big_m)
+    h = (stiffness[..., None] * jnp.swapaxes(jac, -1, -2) @ jac + mixed + _outer(big_m, v) + _outer(v, big_m)
          + mu2 * (g_qq[..., None] * _outer(big_q, big_q) + g_qc[..., None] * (_outer(big_q, big_c) + _outer(big_c, big_q))
                   + g_cc[..., None] * _outer(big_c, big_c) + h1[..., None] * jnp.swapaxes(d_w, -1, -2) @ d_w))
     return h, mu * v + g * big_m, (l1, l2), (e, f)
@@ -137,7 +139,8 @@ def stiffness_bands(rope, x: Float[Array, "N1 3"], attach=None) -> Bands:
     """``K = d^2 V / dx dx`` [N/m] over all nodes (ends included), banded (module notes)."""
     attach = rope.fittings(attach)
     p = rope.chain(x, attach)
-    aa, ab, ac, bb, bc, cc = triple_hessian(p[:-2], p[1:-1], p[2:], rope.chain_rest_bends(), rope.bending_stiffness)
+    aa, ab, ac, bb, bc, cc = triple_hessian(p[:-2], p[1:-1], p[2:], rope.chain_rest_bends(),
+                                             rope.chain_springs(rope.bending_stiffness))
     bends = Bands(_pad(aa, 0, 2) + _pad(bb, 1, 1) + _pad(cc, 2, 0), _pad(ab, 0, 1) + _pad(bc, 1, 0), ac)
     if rope.clamped:
         bends = _fold_fittings(bends)

@@ -171,10 +171,18 @@ def initial_shape(model: SnareModel):
 
 def installed_attach_angles(model: SnareModel) -> Float[Array, "2"]:
     """Fitting angles ``(alpha_A, alpha_B)`` of an unstressed installation: the end sections of the *pinned*
-    equilibrium at ``t = 0`` measured from the inward ring radii (module notes). Differentiable (through
-    the pinned solve by the implicit function theorem)."""
-    pinned = eqx.tree_at(lambda m: m.rope, model, dataclasses.replace(model.rope, end_condition="pinned"))
-    x, _ = initial_shape(pinned)
+    equilibrium at ``t = 0`` (the clamped rope with ``clamp_ratio = 0``) measured from the inward ring radii
+    (module notes). Differentiable (through the pinned solve by the implicit function theorem)."""
+    return fitting_angles(initial_shape(_holding_nothing(model))[0])
+
+
+def _holding_nothing(model: SnareModel) -> SnareModel:
+    """``model`` with fittings that hold nothing (``clamp_ratio = 0``): the pinned rope on the clamped one's arrays."""
+    return eqx.tree_at(lambda m: m.rope.clamp_ratio, model, jnp.zeros(()))
+
+
+def fitting_angles(x: Float[Array, "N1 3"]) -> Float[Array, "2"]:
+    """The angles ``(alpha_A, alpha_B)`` of fittings along the end sections of the nodes ``x`` (module notes)."""
 
     def angle(u, w):  # signed angle of the rotation u -> w about +z
         return jnp.arctan2(u[0] * w[1] - u[1] * w[0], u @ w)
@@ -209,45 +217,98 @@ def pressing_curve(model: SnareModel, x_eq, node, depths: Float[Array, " K"] | N
     Returns ``(F_c (K,), converged)``."""
     depths = model.fit_depths if depths is None else depths
     u = contact_direction(x_eq, node, model.approach) if direction is None else jnp.asarray(direction, float)
-    _, forces, ok = _continuation(model, node, x_eq[1:-1], u, jnp.ones_like(depths), depths, direction is None)
-    return forces, jnp.all(ok)
+    steps = _Steps.pressing(model, depths)
+    statics = _continuation(model, node, steps, x_eq[1:-1], u, direction is None)
+    return statics.forces, statics.forces_converged
 
 
-def shape_and_pressing_curve(model: SnareModel, node) -> tuple[Float[Array, "N1 3"], Array, Float[Array, " K"], Array]:
+class NodeStatics(eqx.Module):
+    """A rope's installed ``shape`` (N+1, 3) at ``t = 0``, one node's static pressing ``forces`` (K,) [N] from it
+    (Eqs. (40)-(41)), whether each converged, and the fitting angles ``attach_angles`` [rad] of an unstressed
+    installation (:func:`installed_attach_angles`; the model's own for a pinned rope)."""
+
+    shape: Float[Array, "N1 3"]
+    shape_converged: Array
+    forces: Float[Array, " K"]
+    forces_converged: Array
+    attach_angles: Float[Array, "2"]
+
+
+def shape_and_pressing_curve(model: SnareModel, node, installed_at=None) -> NodeStatics:
     """:func:`initial_shape` and :func:`pressing_curve` of ``node`` (0-based) from it, as one continuation: its
     first Newton solve is the free equilibrium from the arc guess (:func:`~diffspace.bodies.rope.pressed_equilibrium`
-    with control 0), the others press the node, so one compiled Newton step serves both.
-    Returns ``(x_all (N+1, 3), shape converged, F_c (K,), curve converged)``."""
-    first, last = model.rings.ends(0.0)
-    guess = arc_guess(first, last, model.length, model.rope.n_sections)[1:-1]
-    controls = jnp.concatenate([jnp.zeros(1), jnp.ones_like(model.fit_depths)])
-    depths = jnp.concatenate([jnp.zeros(1), model.fit_depths])
-    x_inner, forces, ok = _continuation(model, node, guess, jnp.zeros(3), controls, depths, True)
-    return assemble(x_inner, first, last), ok[0], forces[1:], jnp.all(ok[1:])
+    with control 0), the others press the node, so one compiled Newton step serves both. With ``installed_at`` (an
+    end distance [m]; clamped ropes) a first solve installs the clamps there as :func:`install_clamps` does: the
+    free equilibrium with fittings that hold nothing, whose end sections set the fittings."""
+    install = installed_at is not None and model.rope.clamped
+    steps = _Steps.settling(model, installed_at if install else None)
+    return _continuation(model, node, steps, None, jnp.zeros(3), True)
 
 
-def _continuation(model: SnareModel, node, x_start, u, controls, depths, track_direction: bool):
-    """The Newton solves of :func:`~diffspace.bodies.rope.pressed_equilibrium` in a ``lax.scan`` over ``(control,
-    depth)``, each from the previous shape. A free solve (control 0) sets the reference shape the depths are measured
-    from and, with ``track_direction``, the approach direction ``u`` there. Returns ``(reference interior nodes,
-    F_c, converged)`` per solve."""
-    first, last = model.rings.ends(0.0)
-    attach = model.rings.attachments(0.0)
+class _Steps(eqx.Module):
+    """The Newton solves of a continuation, one row each: ``control`` (0: free, 1: pressed), ``clamp_ratio``, the
+    rings' ``end_distance`` [m], the pressing ``depth`` [m], whether it ``installs`` the clamps, whether it starts
+    from the arc guess (``fresh``); the first ``n_settle`` are free."""
 
-    def body(carry, step):
-        xi, x_ref, u = carry
-        control, depth = step
-        shift = (xi[node - 1] - x_ref[node - 1]) @ u  # pressed_equilibrium measures from its start shape
-        xn, fc, ok = pressed_equilibrium(model.rope, xi, first, last, node, u, depth - shift, attach=attach,
-                                         control=control)
-        free = control == 0.0
-        x_ref = jnp.where(free, xn, x_ref)
+    control: Float[Array, " S"]
+    clamp_ratio: Float[Array, " S"]
+    end_distance: Float[Array, " S"]
+    depth: Float[Array, " S"]
+    installs: Array
+    fresh: Array
+    n_settle: int = eqx.field(static=True, default=0)  # the leading free solves
+
+    @classmethod
+    def pressing(cls, model: SnareModel, depths) -> "_Steps":
+        ones, no = jnp.ones_like(depths), jnp.zeros(depths.shape, bool)
+        return cls(ones, model.rope.clamp_ratio * ones, model.rings.end_distance * ones, depths, no, no)
+
+    @classmethod
+    def settling(cls, model: SnareModel, installed_at) -> "_Steps":
+        """(install,) settle, press: the clamps' installation at the end distance ``installed_at`` (unless
+        ``None``), the free equilibrium and the model's ``fit_depths``."""
+        press = cls.pressing(model, model.fit_depths)
+        install = installed_at is not None
+        ratios = ([jnp.zeros(())] if install else []) + [model.rope.clamp_ratio]
+        distances = ([jnp.asarray(installed_at, float)] if install else []) + [model.rings.end_distance]
+        n = len(ratios)
+        head = cls(jnp.zeros(n), jnp.stack(ratios), jnp.stack(distances), jnp.zeros(n), jnp.arange(n) < int(install),
+                   jnp.ones(n, bool))
+        rows = jax.tree.map(lambda a, b: jnp.concatenate([a, b]), head, press)
+        return dataclasses.replace(rows, n_settle=n)
+
+
+def _continuation(model: SnareModel, node, steps: _Steps, x_start, u, track_direction: bool) -> NodeStatics:
+    """The Newton solves of :func:`~diffspace.bodies.rope.pressed_equilibrium` in a ``lax.scan`` over ``steps``,
+    each from the previous shape or (``fresh``) the arc guess. A free solve that does not install sets the reference
+    shape the depths are measured from and, with ``track_direction``, the approach direction ``u`` there; one that
+    installs sets the fitting angles. The shape and its convergence are the last free solve's, the forces the
+    pressed ones'."""
+    n = model.rope.n_sections
+
+    def body(carry, step: _Steps):
+        xi, x_ref, u, angles, shape_ok = carry
+        m = eqx.tree_at(lambda t: (t.rope.clamp_ratio, t.rings.end_distance, t.rings.attach_angles), model,
+                        (step.clamp_ratio, step.end_distance, angles))
+        first, last = m.rings.ends(0.0)
+        start = jnp.where(step.fresh, arc_guess(first, last, model.length, n)[1:-1], xi)
+        shift = (start[node - 1] - x_ref[node - 1]) @ u  # pressed_equilibrium measures from its start shape
+        xn, fc, ok = pressed_equilibrium(m.rope, start, first, last, node, u, step.depth - shift,
+                                         attach=m.rings.attachments(0.0), control=step.control)
+        x_all = assemble(xn, first, last)
+        angles = jnp.where(step.installs, fitting_angles(x_all), angles)
+        settles = (step.control == 0.0) & ~step.installs
+        x_ref, shape_ok = jnp.where(settles, xn, x_ref), jnp.where(settles, ok, shape_ok)
         if track_direction:
-            u = jnp.where(free, contact_direction(assemble(xn, first, last), node, model.approach), u)
-        return (xn, x_ref, u), (fc, ok)
+            u = jnp.where(settles, contact_direction(x_all, node, model.approach), u)
+        return (xn, x_ref, u, angles, shape_ok), (fc, ok)
 
-    (_, x_ref, _), (forces, ok) = jax.lax.scan(body, (x_start, x_start, u), (controls, depths))
-    return x_ref, forces, ok
+    x0 = jnp.zeros((n - 1, 3)) if x_start is None else x_start
+    carry = (x0, x0, u, model.rings.attach_angles, jnp.asarray(True))
+    (_, x_ref, _, angles, shape_ok), (forces, ok) = jax.lax.scan(body, carry, steps)
+    first, last = model.rings.ends(0.0)
+    return NodeStatics(assemble(x_ref, first, last), shape_ok, forces[steps.n_settle:], jnp.all(ok[steps.n_settle:]),
+                       angles)
 
 
 class VirtualSpring(eqx.Module):

@@ -14,6 +14,7 @@ import jax.numpy as jnp
 from jaxtyping import Array, Bool, Float, Int
 
 from ...bodies import (
+    NodeStatics,
     RopeImpact,
     SnareModel,
     VirtualSpring,
@@ -60,26 +61,22 @@ def _statics_status(shape_ok, spring: VirtualSpring):
     return flag(~(shape_ok & spring.converged), Status.NOT_CONVERGED)
 
 
-class StaticSweep(eqx.Module):
-    """Installed shapes ``(D, N+1, 3)`` and pressing curves ``(D, K)`` of one node at ``D`` end distances,
-    with whether each shape and each curve converged."""
-
-    shapes: Float[Array, "D N1 3"]
-    shape_converged: Bool[Array, " D"]
-    forces: Float[Array, "D K"]
-    forces_converged: Bool[Array, " D"]
-
-
-def static_sweep(model: SnareModel, node, end_distances: Float[Array, " D"]) -> StaticSweep:
-    """Installed shape and pressing curve of ``node`` (0-based) at each end distance (clamp angles as
-    installed), as one batch of static solves."""
+def static_sweep(model: SnareModel, node, end_distances: Float[Array, " D"]) -> NodeStatics:
+    """Installed shape and pressing curve of ``node`` (0-based) at each end distance (leading axis ``D``), the
+    clamps installed at the model's own end distance, as one batch of continuations
+    (:func:`~diffspace.bodies.snare.shape_and_pressing_curve`)."""
     def one(d):
-        return shape_and_pressing_curve(eqx.tree_at(lambda t: t.rings.end_distance, model, d), node)
+        return shape_and_pressing_curve(eqx.tree_at(lambda t: t.rings.end_distance, model, d), node,
+                                        installed_at=model.rings.end_distance)
 
-    return StaticSweep(*jax.vmap(one)(end_distances))
+    return jax.vmap(one)(end_distances)
 
 
-def surface_fit(model: SnareModel, sweep: StaticSweep, end_distances, degree_d: int) -> SurfaceFit:
+def _installed(model: SnareModel, statics: NodeStatics) -> SnareModel:
+    return eqx.tree_at(lambda m: m.rings.attach_angles, model, statics.attach_angles)
+
+
+def surface_fit(model: SnareModel, sweep: NodeStatics, end_distances, degree_d: int) -> SurfaceFit:
     """Eq. (41): the pressing curves of ``sweep`` at ``end_distances`` fitted over ``F_c in [0, F_A]`` with
     ``d_ref`` = the model's end distance."""
     forces = sweep.forces
@@ -94,12 +91,12 @@ def surface_fit(model: SnareModel, sweep: StaticSweep, end_distances, degree_d: 
 def simulate_snare(scenario, params) -> SnareOutcome:
     """Everything ``diffspace run`` reports (see the module docstring). The installed shape and the struck
     node's pressing curve are the first member of the end-distance sweep of the surface fit (one batch)."""
-    model = scenario.model_of(params)
+    model = scenario.model_of(params, installed=False)
     node, speed = params.node - 1, params.approach_speed
     distances = jnp.concatenate([model.rings.end_distance[None], scenario.end_distances])
     sweep = static_sweep(model, node, distances)
     own, others = jax.tree.map(lambda a: a[0], sweep), jax.tree.map(lambda a: a[1:], sweep)
-    x_eq, shape_ok = own.shapes, own.shape_converged
+    model, x_eq, shape_ok = _installed(model, own), own.shape, own.shape_converged
     spring = fit_virtual_spring(model, own.forces, own.forces_converged)
     virtual = snare_virtual_impact(model, spring.coefficients, speed, n_save=200, adjoint=scenario.adjoint)
     horizon = dynamic_horizon(model, spring.coefficients, virtual, speed, params.initial_gap, scenario.horizon_factor)
@@ -122,10 +119,11 @@ def snare_metrics(scenario, params) -> dict:
     ``max_indentation_m`` and ``fit_range_fraction`` (maximum indentation over the virtual spring's fitted
     depth range; > 1: the polynomial is extrapolated), the virtual spring's own ``virtual_*`` numbers and
     ``k_v0_N_m``, the ``dynamic_*`` ones with ``simulation.method = "dynamic"``, ``approach_speed_m_s``."""
-    model = scenario.model_of(params)
+    model = scenario.model_of(params, installed=False)
     node, speed = params.node - 1, params.approach_speed
-    x_eq, shape_ok, forces, forces_ok = shape_and_pressing_curve(model, node)
-    spring = fit_virtual_spring(model, forces, forces_ok)
+    statics = shape_and_pressing_curve(model, node, installed_at=model.rings.end_distance)
+    model, x_eq, shape_ok = _installed(model, statics), statics.shape, statics.shape_converged
+    spring = fit_virtual_spring(model, statics.forces, statics.forces_converged)
     virtual = snare_virtual_impact(model, spring.coefficients, speed, adjoint=scenario.adjoint)
     statics = _statics_status(shape_ok, spring)
     out = {"approach_speed_m_s": speed, "k_v0_N_m": spring.coefficients[0],

@@ -111,8 +111,10 @@ class Snare(AbstractScenario):
             return params.mass
         return params.arm_mass * params.target_mass / (params.arm_mass + params.target_mass)
 
-    def model_of(self, params: SnareParams, mass=None) -> SnareModel:
-        """The rope model of ``params`` (clamps installed; pure). ``mass`` [kg] overrides the striking mass."""
+    def model_of(self, params: SnareParams, mass=None, installed: bool = True) -> SnareModel:
+        """The rope model of ``params`` (pure): clamps installed (:func:`~diffspace.bodies.install_clamps`) unless
+        ``installed`` is false (then the caller installs them, e.g. in its own static continuation). ``mass`` [kg]
+        overrides the striking mass."""
         mass = self.striking_mass(params) if mass is None else jnp.asarray(mass, float)
         rope = self.rope.build(params.axial_rigidity, params.bending_stiffness)
         law = ContactLaw(params.contact_stiffness, self.contact_exponent, params.contact_restitution, mass=mass,
@@ -120,7 +122,7 @@ class Snare(AbstractScenario):
         rings = eqx.tree_at(lambda g: g.ring_rate, self.rings, params.ring_rate)
         model = SnareModel(rope, rings, self.shaft, law, mass, params.virtual_damping, self.fit_depths,
                            self.fit_max_force, self.rope.length, self.degree, self.approach)
-        return install_clamps(model)
+        return install_clamps(model) if installed else model
 
     # ------------------------------------------------------------------ protocol
     def simulate(self, params: SnareParams) -> SnareOutcome:
