@@ -16,6 +16,9 @@ four cases (2044 ok), ok peaks 0.32-52.1 N, ratio 0.78-1.01 (median 0.95).
 Rerun on 2026-11-29 with the explicit forces at the Newmark predictor (seed 1, the first 1024 cases, at caps of
 2e-5 s, the new default, and 1e-5 s): the same counts at both (1023 ok, 1 not_converged), the dynamic peaks agreeing
 to 1.9e-7 (median), 1.3e-6 (largest); 74.8 and 140.0 s on a loaded machine.
+Rerun on 2026-11-29 with the strike's own loop (equal steps between saved times, Newmark's start from the equations
+of motion) and the statics as one continuation with the clamps' installation (seed 1, 2048 cases, 142.9 s with the
+compile): the same counts and the same four cases (2044 ok), ok peaks 0.32-52.1 N, ratio 0.78-1.01 (median 0.95).
 """
 import time, collections, jax, jax.numpy as jnp, numpy as np
 from diffspace.scenarios import load_scenario

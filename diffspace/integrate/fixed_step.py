@@ -1,11 +1,11 @@
 """Fixed-step integration on a grid of saved times: a one-step map ``(y_{n+1}, c_{n+1}) = step(t_n, y_n, c_n, h)``
-applied a fixed number of times between two saved times (a nested ``lax.scan``, :func:`fixed_step_solve`) or, for
-a horizon known only at run time, a number computed at run time (:func:`bounded_step_solve`). ``c`` is what the scheme carries from step to step
+applied a fixed number of times between two saved times (a nested ``lax.scan``, [`fixed_step_solve`][diffspace.integrate.fixed_step.fixed_step_solve]) or, for
+a horizon known only at run time, a number computed at run time ([`bounded_step_solve`][diffspace.integrate.fixed_step.bounded_step_solve]). ``c`` is what the scheme carries from step to step
 besides the state (for velocity Verlet, the accelerations it applied last: one force evaluation per step), set up
 by ``start(t_0, y_0, h)``.
 
 For models whose step is set by stability and whose stiff terms a scheme of their own handles (for instance the
-velocity-Verlet scheme of :mod:`diffspace.bodies.rope_stepping`): no step-size control, no
+velocity-Verlet scheme of `diffspace.bodies.rope_stepping`): no step-size control, no
 rejected steps, the saved states are exact step ends (no interpolation). Differentiable in forward and reverse
 mode; reverse mode recomputes each saved interval (``jax.checkpoint``), so it stores one state per saved time and
 one interval's steps at a time.
@@ -25,7 +25,7 @@ from jaxtyping import Array, Bool, Float, Int, PyTree
 class FixedStepSolution(eqx.Module):
     """States ``ys`` (leading axis: saved times ``ts``), the number of steps taken, whether every saved state
     is finite (a non-finite state means the step was too large for the motion: the run failed) and whether the
-    step budget allowed the steps asked for (:func:`bounded_step_solve`)."""
+    step budget allowed the steps asked for ([`bounded_step_solve`][diffspace.integrate.fixed_step.bounded_step_solve])."""
 
     ts: Float[Array, " T"]
     ys: PyTree
@@ -56,11 +56,11 @@ def fixed_step_solve(step: Callable[[Array, PyTree, PyTree, Array], tuple[PyTree
 def bounded_step_solve(step: Callable[[Array, PyTree, PyTree, Array], tuple[PyTree, PyTree]],
                        start: Callable[[Array, PyTree, Array], PyTree], y0: PyTree, t_end, n_save: int, max_step,
                        max_steps: int, differentiation: str = "reverse") -> FixedStepSolution:
-    """:func:`fixed_step_solve` for a horizon ``t_end`` known only at run time: ``k = ceil(dt_save / max_step)``
+    """[`fixed_step_solve`][diffspace.integrate.fixed_step.fixed_step_solve] for a horizon ``t_end`` known only at run time: ``k = ceil(dt_save / max_step)``
     equal steps between two saved times (``dt_save = t_end / (n_save - 1)``, ``h = dt_save / k <= max_step``), a
     loop whose trip count is computed at run time, bounded by ``max_steps`` steps in all; ``within_budget`` is
     ``False`` when the bound forced longer steps than ``max_step``. ``differentiation``: ``"reverse"`` (a
-    checkpointed loop, ``jax.grad``) or ``"forward"`` (``jax.jvp``), as :mod:`diffspace.integrate.adjoint`."""
+    checkpointed loop, ``jax.grad``) or ``"forward"`` (``jax.jvp``), as [`diffspace.integrate.adjoint`][diffspace.integrate.adjoint]."""
     ts = jnp.linspace(0.0, t_end, n_save)
     k_max = max(1, max_steps // (n_save - 1))
     wanted = jnp.ceil((ts[1] - ts[0]) / max_step)
