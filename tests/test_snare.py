@@ -278,6 +278,16 @@ def test_one_continuation_equals_the_installation_the_shape_solve_and_the_pressi
     assert float(one) == pytest.approx(float(two), rel=1e-9) and float(two) > 0.0
 
 
+def test_a_strike_beyond_its_step_budget_fails_and_says_why():
+    """A horizon that needs more stable steps than simulation.max_steps allows: the strike is a solver_failure
+    (the steps are not silently stretched past the stability limit) and the diagnosis names the setting."""
+    scenario = load_scenario(CONFIG, [*SMALL, "simulation.max_steps=1000"])
+    out = jax.jit(lambda s: s.simulate(s.params))(scenario)
+    assert int(out.dynamic.status) == Status.SOLVER_FAILURE and int(out.status) == Status.SOLVER_FAILURE
+    assert "simulation.max_steps = 1000" in scenario.diagnose(out)
+    assert int(out.dynamic.num_steps) <= 1000
+
+
 @pytest.mark.slow
 def test_dynamic_rope_gradients_match_finite_differences():
     """jax.grad of the peak force through the full dynamic rope impact (w.r.t. approach speed and k_tor,

@@ -280,18 +280,19 @@ class _Steps(eqx.Module):
 
 def _continuation(model: SnareModel, node, steps: _Steps, x_start, u, track_direction: bool) -> NodeStatics:
     """The Newton solves of :func:`~diffspace.bodies.rope.pressed_equilibrium` in a ``lax.scan`` over ``steps``,
-    each from the previous shape or (``fresh``) the arc guess. A free solve that does not install sets the reference
+    each from the previous shape or (``fresh``) the arc guess (:func:`_fresh_guesses`). A free solve that does not install sets the reference
     shape the depths are measured from and, with ``track_direction``, the approach direction ``u`` there; one that
     installs sets the fitting angles. The shape and its convergence are the last free solve's, the forces the
     pressed ones'."""
     n = model.rope.n_sections
 
-    def body(carry, step: _Steps):
+    def body(carry, row):
+        step, guess = row
         xi, x_ref, u, angles, shape_ok = carry
         m = eqx.tree_at(lambda t: (t.rope.clamp_ratio, t.rings.end_distance, t.rings.attach_angles), model,
                         (step.clamp_ratio, step.end_distance, angles))
         first, last = m.rings.ends(0.0)
-        start = jnp.where(step.fresh, arc_guess(first, last, model.length, n)[1:-1], xi)
+        start = jnp.where(step.fresh, guess, xi)
         shift = (start[node - 1] - x_ref[node - 1]) @ u  # pressed_equilibrium measures from its start shape
         xn, fc, ok = pressed_equilibrium(m.rope, start, first, last, node, u, step.depth - shift,
                                          attach=m.rings.attachments(0.0), control=step.control)
@@ -305,10 +306,25 @@ def _continuation(model: SnareModel, node, steps: _Steps, x_start, u, track_dire
 
     x0 = jnp.zeros((n - 1, 3)) if x_start is None else x_start
     carry = (x0, x0, u, model.rings.attach_angles, jnp.asarray(True))
-    (_, x_ref, _, angles, shape_ok), (forces, ok) = jax.lax.scan(body, carry, steps)
+    (_, x_ref, _, angles, shape_ok), (forces, ok) = jax.lax.scan(body, carry, (steps, _fresh_guesses(model, steps)))
     first, last = model.rings.ends(0.0)
     return NodeStatics(assemble(x_ref, first, last), shape_ok, forces[steps.n_settle:], jnp.all(ok[steps.n_settle:]),
                        angles)
+
+
+def _fresh_guesses(model: SnareModel, steps: _Steps) -> Float[Array, "S Nm1 3"]:
+    """The arc guess (:func:`arc_guess`, interior nodes) of each of the leading ``n_settle`` rows at its end distance,
+    zeros for the rows that start from the previous shape."""
+    n = model.rope.n_sections
+    rest = jnp.zeros((steps.depth.shape[0] - steps.n_settle, n - 1, 3))
+    if steps.n_settle == 0:
+        return rest
+
+    def guess(distance):
+        first, last = eqx.tree_at(lambda r: r.end_distance, model.rings, distance).ends(0.0)
+        return arc_guess(first, last, model.length, n)[1:-1]
+
+    return jnp.concatenate([jax.vmap(guess)(steps.end_distance[: steps.n_settle]), rest])
 
 
 class VirtualSpring(eqx.Module):

@@ -80,11 +80,9 @@ def strike_rates(t, y, previous, h, args):
     the contact force the nodes received (linearised to the whole step, the prescribed end nodes' included), so the
     impulse is the shaft's momentum change."""
     model, speed = args
-    rope, rings, shaft = model.rope, model.rings, model.shaft
+    rope, shaft = model.rope, model.shaft
     xi, vi, p, w, _ = y
-    a, b, va, vb = rings.end_states(t)
-    attach, attach_rate = rings.attachment_states(t)
-    x, v = assemble(xi, a, b), assemble(vi, va, vb)
+    x, v, attach, attach_rate = _rope_state(model, t, xi, vi)
     lag = jnp.pad(0.5 * h * previous, ((1, 1), (0, 0)))  # v~ - v^
     touch = shaft.contact(model.law, rope, x, v, p, w, speed)
     f_c = touch.forces
@@ -103,14 +101,19 @@ def strike_field(t, y, args):
     position, shaft velocity, contact impulse)``, ``args = (model, impact speed)``: the nodes' Newton's law Eq. (24)
     with the shaft's contact forces, the shaft's under their opposite sum (the ``tsit5`` scheme's vector field)."""
     model, speed = args
-    rope, rings, shaft = model.rope, model.rings, model.shaft
     xi, vi, p, w, _ = y
-    a, b, va, vb = rings.end_states(t)
-    attach, attach_rate = rings.attachment_states(t)
-    x, v = assemble(xi, a, b), assemble(vi, va, vb)
-    f_nodes, _ = shaft.forces(model.law, rope, x, v, p, w, speed)
+    x, v, attach, attach_rate = _rope_state(model, t, xi, vi)
+    f_nodes, _ = model.shaft.forces(model.law, model.rope, x, v, p, w, speed)
     f_shaft = -jnp.sum(f_nodes, axis=0)
-    return vi, rope_accelerations(rope, x, v, f_nodes, attach, attach_rate), w, f_shaft / model.mass, f_shaft
+    return vi, rope_accelerations(model.rope, x, v, f_nodes, attach, attach_rate), w, f_shaft / model.mass, f_shaft
+
+
+def _rope_state(model: SnareModel, t, xi, vi):
+    """All nodes' positions and velocities at ``t`` (the interior ones ``xi``, ``vi`` and the ring-held ends) and the
+    fittings' axes and their rates."""
+    a, b, va, vb = model.rings.end_states(t)
+    attach, attach_rate = model.rings.attachment_states(t)
+    return assemble(xi, a, b), assemble(vi, va, vb), attach, attach_rate
 
 
 def strike_start(t, y, h, args):

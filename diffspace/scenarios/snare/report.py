@@ -175,6 +175,9 @@ def diagnose(scenario, out) -> str:
         if not np.all(np.isfinite(np.asarray(dyn.series_force))):
             return (f"phase 'dynamic impact': the rope's state diverged (scheme '{scenario.scheme}'; lower "
                     "simulation.max_step_s or use simulation.scheme = 'tsit5')")
+        if scenario.scheme == "semi_implicit":
+            return (f"phase 'dynamic impact': the horizon needs more stable steps than simulation.max_steps = "
+                    f"{scenario.solver.max_steps} (raise it)")
         return (f"phase 'dynamic impact': the ODE solver stopped after {int(dyn.num_steps)} steps "
                 "(raise simulation.max_steps)")
     if int(dyn.status) == Status.NO_EVENT:
