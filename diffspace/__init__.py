@@ -109,9 +109,11 @@ def simulate(scenario, design=None):
 
 def metrics(scenario, design=None):
     """A scenario's design metrics at a design, to build the user's own ``jax.grad`` / ``jax.jit`` /
-    ``jax.vmap`` on; with `enable_cache` on, a later session reuses its traced forward and reverse programs, so
-    ``jax.jit(jax.grad(f))`` of ``f`` built on it starts warm. Reverse mode only (for forward mode or second
-    derivatives call ``scenario.metrics`` itself).
+    ``jax.vmap`` on; with `enable_cache` on, a later session reuses its traced programs, so
+    ``jax.jit(jax.grad(f))`` of ``f`` built on it starts warm. A gradient with respect to up to four design
+    numbers takes the Jacobian's columns by forward mode inside the rule (faster to trace and compile than
+    reverse mode through the solves), more by reverse mode. The user's own transformation must be ``grad`` /
+    ``vjp`` (for ``jax.jvp`` or second derivatives call ``scenario.metrics`` itself).
 
     Args:
         scenario: A scenario from `load_scenario`.
@@ -126,8 +128,9 @@ def metrics(scenario, design=None):
 
 
 def metric_gradient(scenario, metric, design):
-    """A design metric and its gradient with respect to design keys (reverse mode through the whole
-    simulation); with `enable_cache` on, a later session reuses its traced and compiled program.
+    """A design metric and its gradient with respect to design keys (forward mode through the whole simulation
+    for up to four keys, else reverse mode); with `enable_cache` on, a later session reuses its traced and
+    compiled program.
 
     Args:
         scenario: A scenario from `load_scenario`.

@@ -49,7 +49,7 @@ def forget_programs():
     stored._LOADED.clear()
     composable._SIGNATURES.clear()
     composable._composable.cache_clear()
-    composable._reverse_call.cache_clear()
+    composable._derivative_call.cache_clear()
 
 
 @pytest.fixture

@@ -9,6 +9,8 @@ output."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import equinox as eqx
 import jax
 import jax.numpy as jnp
@@ -26,6 +28,7 @@ class _Spring(eqx.Module):
     stiffness: jax.Array  # (2,) linear and cubic stiffness
     turns: jax.Array  # integer
     kind: str = eqx.field(static=True)
+    loop: str = eqx.field(static=True, default="scan")  # "while": forward-mode differentiable only
 
 
 def _deflection(spring: _Spring, load):
@@ -35,6 +38,9 @@ def _deflection(spring: _Spring, load):
         residual = spring.stiffness[0] * x + spring.stiffness[1] * x**3 - load
         return x - residual / (spring.stiffness[0] + 3 * spring.stiffness[1] * x**2), None
 
+    if spring.loop == "while":  # as a solve differentiated by diffrax.ForwardMode: reverse mode raises
+        return jax.lax.while_loop(lambda c: c[1] < 30, lambda c: (step(c[0], None)[0], c[1] + 1),
+                                  (load / spring.stiffness[0], 0))[0]
     x, _ = jax.lax.scan(step, load / spring.stiffness[0], None, length=30)
     return x
 
@@ -50,6 +56,15 @@ def _toy(spring: _Spring, inputs: dict):
 
 
 toy = composable.stored_composable(_toy)
+FORWARD_CONTEXTS = {"count": 0}
+
+
+def _forward_spring(spring: _Spring) -> _Spring:
+    FORWARD_CONTEXTS["count"] += 1
+    return dataclasses.replace(spring, loop="while")
+
+
+toy_by_columns = composable.stored_composable(_toy, forward_context=_forward_spring)
 SPRING = _Spring(jnp.array([3.0, 0.7]), jnp.array(2), "double")
 INPUTS = {"load": jnp.array(1.3), "offset": jnp.array([0.2, -0.1])}
 
@@ -79,6 +94,35 @@ def test_values_and_gradients_match_the_traced_function(program_store):
     assert float(python_number) == pytest.approx(float(plain["deflection"]), rel=1e-14)
     with pytest.raises(TypeError, match="forward-mode"):  # reverse mode only, as documented
         jax.jvp(lambda load: _metric(toy)(load, INPUTS["offset"]), (INPUTS["load"],), (1.0,))
+
+
+def test_a_gradient_with_respect_to_few_inputs_takes_the_jacobian_columns_by_forward_mode(program_store):
+    # the forward-mode context solves by a while loop, which only forward mode can differentiate
+    grads = jax.jit(jax.grad(_metric(toy_by_columns), argnums=(0, 1)))(INPUTS["load"], INPUTS["offset"])
+    expected = jax.grad(_metric(_toy), argnums=(0, 1))(INPUTS["load"], INPUTS["offset"])
+    for got, want in zip(jax.tree_util.tree_leaves(grads), jax.tree_util.tree_leaves(expected)):
+        np.testing.assert_allclose(got, want, rtol=1e-13)
+    loads = jnp.linspace(-1.0, 2.0, 5)
+    got = jax.jit(jax.vmap(jax.value_and_grad(_metric(toy_by_columns)), in_axes=(0, None)))(loads, INPUTS["offset"])
+    want = jax.vmap(jax.value_and_grad(_metric(_toy)), in_axes=(0, None))(loads, INPUTS["offset"])
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-13)
+    assert FORWARD_CONTEXTS["count"] >= 2, "the reverse programs did not take the columns by forward mode"
+    # a zero cotangent contributes nothing, even where the derivative is infinite ("margin" at the shipped load)
+    both = jax.grad(lambda load: jnp.stack([toy_by_columns(SPRING, {"load": load, "offset": INPUTS["offset"]})[k]
+                                            for k in ("deflection", "margin")]) @ jnp.array([1.0, 0.0]))
+    assert float(both(INPUTS["load"])) == pytest.approx(float(expected[0]), rel=1e-13)
+    # the context's arrays, or more than FORWARD_MODE_MAX_INPUTS numbers: reverse mode, on the context as given
+    calls = FORWARD_CONTEXTS["count"]
+    by_stiffness = jax.grad(lambda k: toy_by_columns(eqx.tree_at(lambda s: s.stiffness, SPRING, k), INPUTS)["energy"])
+    plain_by_stiffness = jax.grad(lambda k: _toy(eqx.tree_at(lambda s: s.stiffness, SPRING, k), INPUTS)["energy"])
+    np.testing.assert_allclose(by_stiffness(SPRING.stiffness), plain_by_stiffness(SPRING.stiffness), rtol=1e-13)
+    many = {"load": INPUTS["load"], "offset": jnp.linspace(0.1, 0.5, composable.FORWARD_MODE_MAX_INPUTS)}
+    by_reverse = jax.grad(lambda d: toy_by_columns(SPRING, d)["deflection"])(many)
+    for got, want in zip(jax.tree_util.tree_leaves(by_reverse),
+                         jax.tree_util.tree_leaves(jax.grad(lambda d: _toy(SPRING, d)["deflection"])(many))):
+        np.testing.assert_allclose(got, want, rtol=1e-13)
+    assert FORWARD_CONTEXTS["count"] == calls, "reverse mode must differentiate the context as given"
 
 
 def test_vmap_nested_unbatched_inputs_and_batched_context(program_store):
@@ -130,12 +174,17 @@ def test_without_a_store_it_is_the_jitted_function(monkeypatch):
 def test_a_program_that_cannot_be_exported_falls_back_to_tracing(program_store, monkeypatch):
     exported = composable._export
 
-    def no_reverse_program(signature, kind, size=None):  # as a reverse pass with a host callback would fail
-        if kind == "backward":
+    refused = []
+
+    def no_derivative_program(signature, kind, size=None):  # as a reverse pass with a host callback would fail
+        if kind != "forward":
+            refused.append(kind)
             raise ValueError("cannot export")
         return exported(signature, kind, size)
 
-    monkeypatch.setattr(composable, "_export", no_reverse_program)
+    monkeypatch.setattr(composable, "_export", no_derivative_program)
     loads, offsets = jnp.array([0.5, 1.5]), jnp.array([[0.1, 0.0], [0.2, 0.1]])
-    got = jax.jit(jax.vmap(jax.grad(_metric(toy))))(loads, offsets)
-    np.testing.assert_allclose(got, jax.vmap(jax.grad(_metric(_toy)))(loads, offsets), rtol=1e-13)
+    for f in (toy, toy_by_columns):  # a reverse program, and a columns program
+        got = jax.jit(jax.vmap(jax.grad(_metric(f))))(loads, offsets)
+        np.testing.assert_allclose(got, jax.vmap(jax.grad(_metric(_toy)))(loads, offsets), rtol=1e-13)
+    assert {type(kind) for kind in refused} == {composable._Reverse, composable._Columns}

@@ -17,6 +17,7 @@ pattern so that their gradients stay finite at zero rotation.
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 from jaxtyping import Array, Float
@@ -81,6 +82,7 @@ def quat_to_rotation(q: Float[Array, "4"]) -> Float[Array, "3 3"]:
     return (2.0 * w * w - 1.0) * _EYE3 + 2.0 * (outer + w * skew(vec))
 
 
+@jax.jit  # called from Python when a scenario is set up: one program there instead of ~40 eager operations
 def rotation_to_quat(r: Float[Array, "3 3"]) -> Float[Array, "4"]:
     """Quaternion ``[x, y, z, w]`` (with ``w >= 0``) of a rotation matrix (Shepperd's method)."""
     trace = r[0, 0] + r[1, 1] + r[2, 2]

@@ -3,26 +3,37 @@ r"""Stored programs that compose with the caller's `jax.grad`, `jax.jit` and `ja
 `diffspace.design.stored.stored_jit` keeps a traced program for calls with concrete values; inside a caller's
 transformation it falls back to tracing the function, so a user's own `jax.jit(jax.grad(f))` of a scenario
 traces (and linearises) the whole simulation again in every process: ~20 s for the capture's event-driven solve.
-`stored_composable` instead keeps two programs per function and call signature, exported (`jax.export`):
+`stored_composable` instead keeps programs per function and call signature, exported (`jax.export`):
 
 - forward: $(c, x_{1..b}) \mapsto (f(c, x_1), \dots, f(c, x_b))$;
-- backward: $(c, x_{1..b}, \bar y_{1..b}) \mapsto \big(\bar y_i^\top \partial f(c, x_i) / \partial (c, x_i)\big)_i$,
-  the vector-Jacobian product of each row, with the context's cotangents per row, one program per choice of the
-  outputs the caller differentiates and the leaves it differentiates with respect to (the others' cotangents
-  are symbolic zeros, never explicit ones: an explicit zero times an output's infinite derivative is NaN),
+- columns (when the function has a ``forward_context``, the context is not differentiated and the caller
+  differentiates $1 \le n \le$ ``FORWARD_MODE_MAX_INPUTS`` input numbers per row): the outputs and the
+  Jacobian's columns $\partial f(c, x_i)/\partial x_i\, e_k$, $k = 1..n$, of each row, by forward mode (one JVP
+  per column, on ``forward_context(c)``: for a scenario, its solves differentiated by ``diffrax.ForwardMode``);
+- backward (otherwise): $(c, x_{1..b}, \bar y_{1..b}) \mapsto \big(\bar y_i^\top \partial f(c, x_i) /
+  \partial (c, x_i)\big)_i$, the vector-Jacobian product of each row by reverse mode, with the context's
+  cotangents per row, one program per choice of the outputs the caller differentiates and the leaves it
+  differentiates with respect to (the others' cotangents are symbolic zeros, never explicit ones: an explicit
+  zero times an output's infinite derivative is NaN),
 
 where $c$ is the *context* (e.g. a scenario: its arrays are inputs, its static part is in the key) and $x$ the
 *inputs* (e.g. design values). One row ($b = 1$) is traced directly; a batch once with a symbolic $b$, then
 specialised to each batch size it is called with (its shapes refined once, not in every compile). The returned
-function is a `jax.custom_vjp` whose forward and backward rules call these programs with $b = 1$; each program
-call is a `jax.custom_batching.custom_vmap` whose rule merges the caller's batch axis into $b$, so a `vmap`
-(nested too) becomes one batched call. A later process reads the programs from the store, so the caller's
-transformation traces a handful of operations; its compile then hits JAX's persistent compilation cache.
+function is a `jax.custom_vjp`. Its forward rule calls the columns program where it applies (the backward rule
+then only contracts, $\bar x_k = \sum_m \bar y_m \cdot J_{m,k}$, with
+``diffspace.design.gradient.contract_columns``: an output without a cotangent, or with a zero one, contributes
+nothing, even where its derivative is not finite), else the forward program, and the backward rule the backward
+program, which recomputes the forward run (its residuals are the inputs). Reverse mode through an adaptive,
+event-driven solve traces its linearisation and transpose in a checkpointed loop; forward mode traces and
+compiles several times faster, for a handful of inputs runs no slower, and one program gives the value and the
+gradient. Each program call is a `jax.custom_batching.custom_vmap` whose rule merges the caller's batch axis
+into $b$, so a `vmap` (nested too) becomes one batched call. A later process reads the programs from the store,
+so the caller's transformation traces a handful of operations; its compile then hits JAX's persistent
+compilation cache.
 
-What it cannot do: forward-mode differentiation (`jax.jvp`, `jax.jacfwd`) and second derivatives, which a
-`custom_vjp` does not support; call the function itself for those. Only floating-point leaves are
-differentiated; integer outputs (a status) and inputs get no cotangents. The backward program recomputes the
-forward run (its residuals are the inputs), so a gradient costs a forward run plus a reverse pass. Keys and
+What it cannot do: the caller's own forward-mode differentiation (`jax.jvp`, `jax.jacfwd`) and second
+derivatives, which a `custom_vjp` does not support; call the function itself for those. Only floating-point
+leaves are differentiated; integer outputs (a status) and inputs get no cotangents. Keys and
 storage are those of `diffspace.design.stored`; a program that cannot be exported, or a static part that cannot
 be pickled, makes the function fall back to `eqx.filter_jit` of itself.
 """
@@ -31,16 +42,22 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 from typing import Callable
 
 import equinox as eqx
 import jax
 import jax.numpy as jnp
 from jax import export
+from jax.flatten_util import ravel_pytree
 
 from . import stored
+from .gradient import contract_columns, jvp_columns
 
 _SIGNATURES: dict = {}  # forward-program key -> its _Signature (this process)
+FORWARD_MODE_MAX_INPUTS = 4
+"""Most differentiated input numbers per row for which a gradient takes the Jacobian's columns by forward mode
+(one JVP each) instead of reverse mode (module docstring)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -55,11 +72,21 @@ class _Reverse:
 
 
 @dataclasses.dataclass(frozen=True)
+class _Columns:
+    """Which input leaves a columns program differentiates by forward mode, and which outputs are floating point
+    (the others, a status, pass through)."""
+
+    inputs: tuple[bool, ...]
+    float_outputs: tuple[bool, ...]
+
+
+@dataclasses.dataclass(frozen=True)
 class _Signature:
     """What decides the two programs of one call: the context's static part and structure, the inputs' structure,
     and the shapes and dtypes of both (the inputs' without the batch axis)."""
 
     fn: Callable
+    forward_context: Callable | None  # the context differentiable in forward mode (None: reverse mode only)
     static: object
     context_def: jax.tree_util.PyTreeDef
     input_def: jax.tree_util.PyTreeDef
@@ -82,6 +109,13 @@ class _Signature:
 
         return _map_rows(one, list(input_leaves))
 
+    def by_columns(self, context_wanted, inputs_wanted) -> bool:
+        """Whether a gradient with respect to these leaves (``True``: differentiated) takes the Jacobian's columns
+        by forward mode: the function has a forward-mode context, the context's arrays are not differentiated,
+        and the differentiated inputs hold 1 to ``FORWARD_MODE_MAX_INPUTS`` numbers per row."""
+        size = sum(math.prod(a.shape) for a, taken in zip(self.input_avals, inputs_wanted) if taken)
+        return self.forward_context is not None and not any(context_wanted) and 1 <= size <= FORWARD_MODE_MAX_INPUTS
+
     def row_vjps(self, context_leaves, input_leaves, cotangents, reverse: _Reverse):
         """Per row: the cotangents of the context and input leaves ``reverse`` names, for the cotangents of the
         outputs it names (the backward program's traced body)."""
@@ -96,6 +130,25 @@ class _Signature:
             return pull(list(row_cotangents))
 
         return _map_rows(one, list(input_leaves), list(cotangents))
+
+    def row_columns(self, context_leaves, input_leaves, columns: _Columns):
+        """Per row: the function's flat outputs, then the Jacobian's columns ``(n, *shape)`` of each floating-point
+        output with respect to the ``n`` input numbers ``columns`` names, by forward mode on
+        ``forward_context(context)`` (the columns program's traced body)."""
+
+        def one(row):
+            flat, unravel = ravel_pytree(_chosen(row, columns.inputs))
+
+            def split(x):
+                context, inputs = self.unflatten(context_leaves, _merge(row, unravel(x), columns.inputs))
+                leaves = jax.tree_util.tree_leaves(self.fn(self.forward_context(context), inputs))
+                return [y for y in leaves if _is_float(y)], [y for y in leaves if not _is_float(y)]
+
+            floats, tangents, others = jvp_columns(split, flat, has_aux=True)
+            values = iter([y[0] for y in floats]), iter([y[0] for y in others])  # every column's primal
+            return [next(values[0]) if is_float else next(values[1]) for is_float in columns.float_outputs] + tangents
+
+        return _map_rows(one, list(input_leaves))
 
 
 def _map_rows(one: Callable, *rows):
@@ -125,15 +178,18 @@ def _aval(x) -> jax.ShapeDtypeStruct:
     return jax.ShapeDtypeStruct(jnp.shape(x), jnp.result_type(x))
 
 
-def _export(signature: _Signature, kind: str | _Reverse, size: int | None = None) -> stored._Stored:
+def _export(signature: _Signature, kind: str | _Reverse | _Columns, size: int | None = None) -> stored._Stored:
     """Trace and export the ``kind`` program of ``signature`` ("forward", or a reverse one) for a batch of
     ``size`` (``None``: a symbolic batch)."""
     (batch,) = export.symbolic_shape("b") if size is None else (size,)
     rows = [jax.ShapeDtypeStruct((batch, *a.shape), a.dtype) for a in signature.input_avals]
-    structure = {}
+    structure = {"tree": jax.tree_util.tree_structure(None)}
     if kind == "forward":
         def program(context, batched):
             return signature.rows(context, batched, structure)
+    elif isinstance(kind, _Columns):
+        def program(context, batched):
+            return signature.row_columns(context, batched, kind)
     else:
         outputs = _program(signature, "forward") if size is None else _sized(signature, "forward", size)
         rows += [jax.ShapeDtypeStruct((batch, *a.shape[1:]), a.dtype)
@@ -141,24 +197,25 @@ def _export(signature: _Signature, kind: str | _Reverse, size: int | None = None
         n_inputs = len(signature.input_avals)
 
         def program(context, batched):
-            structure["tree"] = jax.tree_util.tree_structure(None)
             return signature.row_vjps(context, batched[:n_inputs], batched[n_inputs:], kind)
     exported = export.export(jax.jit(program))(list(signature.context_avals), rows)
     return stored._Stored(exported, stored._skeleton(structure["tree"]))
 
 
-def _key(signature: _Signature, kind: str | _Reverse, size: int | None = None) -> str | None:
+def _key(signature: _Signature, kind: str | _Reverse | _Columns, size: int | None = None) -> str | None:
     skeletons = (stored._skeleton(signature.context_def), stored._skeleton(signature.input_def))
-    return stored._key(signature.fn, (signature.static, skeletons, kind, size),
+    forward = signature.forward_context
+    forward_name = None if forward is None else f"{forward.__module__}.{forward.__qualname__}"
+    return stored._key(signature.fn, (signature.static, skeletons, kind, size, forward_name),
                        signature.context_avals + signature.input_avals)
 
 
-def _program(signature: _Signature, kind: str | _Reverse) -> stored._Stored | None:
+def _program(signature: _Signature, kind: str | _Reverse | _Columns) -> stored._Stored | None:
     """The ``kind`` program of ``signature`` with its symbolic batch."""
     return stored.load_or_make(_key(signature, kind), lambda: _export(signature, kind))
 
 
-def _sized(signature: _Signature, kind: str | _Reverse, size: int) -> stored._Stored | None:
+def _sized(signature: _Signature, kind: str | _Reverse | _Columns, size: int) -> stored._Stored | None:
     """The ``kind`` program of ``signature`` for a batch of ``size``: one row traced directly; a batch as the
     symbolic program called with that size and exported again, its shapes refined once here (a call of the
     symbolic program refines them in every compile, 2.3 s for the capture's programs)."""
@@ -191,7 +248,7 @@ def _refined(exported: export.Exported) -> export.Exported:
     return dataclasses.replace(exported, mlir_module_serialized=serialized, uses_global_constants=False)
 
 
-def _batched_call(signature: _Signature, kind: str | _Reverse, plain: Callable) -> Callable:
+def _batched_call(signature: _Signature, kind: str | _Reverse | _Columns, plain: Callable) -> Callable:
     """The ``kind`` program of ``signature`` as a function of ``(context, rows)`` whose ``vmap`` merges the
     caller's batch axis into the program's (``plain``, the traced body, serves a caller that batches the context
     itself, and a program that cannot be exported)."""
@@ -221,12 +278,13 @@ def _batched_call(signature: _Signature, kind: str | _Reverse, plain: Callable) 
 
 
 @functools.lru_cache(maxsize=None)
-def _reverse_call(key: str, reverse: _Reverse) -> Callable:
-    """The reverse program of the signature of ``key`` for ``reverse``, as a batched call (one per process)."""
+def _derivative_call(key: str, kind: _Reverse | _Columns) -> Callable:
+    """The reverse or columns program ``kind`` of the signature of ``key``, as a batched call (one per process)."""
     signature = _SIGNATURES[key]
+    if isinstance(kind, _Columns):
+        return _batched_call(signature, kind, lambda c, rows: signature.row_columns(c, rows, kind))
     n_inputs = len(signature.input_avals)
-    return _batched_call(signature, reverse,
-                         lambda c, rows: signature.row_vjps(c, rows[:n_inputs], rows[n_inputs:], reverse))
+    return _batched_call(signature, kind, lambda c, rows: signature.row_vjps(c, rows[:n_inputs], rows[n_inputs:], kind))
 
 
 @functools.lru_cache(maxsize=None)
@@ -234,7 +292,7 @@ def _composable(key: str) -> Callable:
     """The function of flat context and input leaves, with the stored programs of the signature of ``key`` as its
     forward and reverse rules (one per signature and process, so JAX's caches of it hold)."""
     signature, forward = _SIGNATURES[key], stored._LOADED[key]
-    float_outputs = [_is_float(a) for a in forward.exported.out_avals]
+    float_outputs = tuple(_is_float(a) for a in forward.exported.out_avals)
     call_forward = _batched_call(signature, "forward", signature.rows)
 
     @jax.custom_vjp
@@ -242,22 +300,31 @@ def _composable(key: str) -> Callable:
         return [y[0] for y in call_forward(context, [x[None] for x in inputs])]
 
     def function_forward(context, inputs):
+        """The outputs; with a few differentiated inputs, the Jacobian's columns too (one forward-mode program)."""
         values = jax.tree_util.tree_map(lambda p: p.value, (context, inputs))
-        differentiated = [[x if p.perturbed and _is_float(x) else None for x, p in zip(values[i], part)]
-                          for i, part in enumerate((context, inputs))]  # None: no cotangent wanted
-        return function(*values), (values, differentiated)
+        wanted = tuple(tuple(p.perturbed and _is_float(x) for x, p in zip(values[i], part))
+                       for i, part in enumerate((context, inputs)))
+        if not signature.by_columns(*wanted):
+            return function(*values), (values, wanted, None)
+        out = [y[0] for y in _derivative_call(key, _Columns(wanted[1], float_outputs))(
+            values[0], [x[None] for x in values[1]])]
+        return out[:len(float_outputs)], (values, wanted, out[len(float_outputs):])
 
     def function_backward(residuals, cotangents):
-        (context, inputs), (context_wanted, inputs_wanted) = residuals
+        (context, inputs), (context_wanted, inputs_wanted), columns = residuals
         outputs = tuple(f and not isinstance(ct, jax.custom_derivatives.SymbolicZero)
                         for ct, f in zip(cotangents, float_outputs))
-        reverse = _Reverse(tuple(x is not None for x in context_wanted), tuple(x is not None for x in inputs_wanted),
-                           outputs)
         none = ([None] * len(context), [None] * len(inputs))  # None: a zero cotangent
-        if not any(outputs) or not any(reverse.context + reverse.inputs):
+        if not any(outputs) or not any(context_wanted + inputs_wanted):
             return none
+        if columns is not None:  # contract the columns of the outputs that have a cotangent
+            taken = [(ct, o) for ct, o, f in zip(cotangents, outputs, float_outputs) if f]
+            flat = sum(contract_columns(c, ct) for c, (ct, o) in zip(columns, taken) if o)
+            unravel = ravel_pytree(_chosen(inputs, inputs_wanted))[1]
+            return none[0], _merge(none[1], unravel(flat), inputs_wanted)
+        reverse = _Reverse(context_wanted, inputs_wanted, outputs)
         rows = [x[None] for x in inputs] + [ct[None] for ct, taken in zip(cotangents, outputs) if taken]
-        chosen = ([ct[0] for ct in part] for part in _reverse_call(key, reverse)(context, rows))
+        chosen = ([ct[0] for ct in part] for part in _derivative_call(key, reverse)(context, rows))
         masks = (reverse.context, reverse.inputs)
         return tuple(_merge(zeros, part, mask) for zeros, part, mask in zip(none, chosen, masks))
 
@@ -265,10 +332,14 @@ def _composable(key: str) -> Callable:
     return function
 
 
-def stored_composable(fn: Callable) -> Callable:
+def stored_composable(fn: Callable, forward_context: Callable | None = None) -> Callable:
     """``fn(context, inputs)`` (a pytree of arrays out) whose forward and reverse programs are stored and whose
     calls compose with the caller's ``grad`` / ``jit`` / ``vmap`` (module docstring). Without a store directory, or
-    for a call that cannot be stored, it is ``eqx.filter_jit(fn)``."""
+    for a call that cannot be stored, it is ``eqx.filter_jit(fn)``.
+
+    ``forward_context(context)``: the same context (the same arrays) set up to be differentiated in forward mode
+    (a scenario whose solves use ``diffrax.ForwardMode``); given, a gradient with respect to at most
+    ``FORWARD_MODE_MAX_INPUTS`` input numbers per row is computed by forward mode (module docstring)."""
 
     jitted = eqx.filter_jit(fn)
 
@@ -282,7 +353,7 @@ def stored_composable(fn: Callable) -> Callable:
         input_leaves = [jnp.asarray(x) for x in input_leaves]  # Python numbers too
         if not input_leaves:  # nothing to batch over
             return jitted(context, inputs)
-        signature = _Signature(fn, static, context_def, input_def, tuple(map(_aval, context_leaves)),
+        signature = _Signature(fn, forward_context, static, context_def, input_def, tuple(map(_aval, context_leaves)),
                                tuple(map(_aval, input_leaves)))
         key = _key(signature, "forward", 1)
         forward = _sized(signature, "forward", 1)

@@ -14,9 +14,8 @@ column by column,
 
 .. math:: J_{:,i} = \frac{\partial m}{\partial d}\, e_i \qquad (i = 1..n),
 
-by ``lax.map`` over the unit directions ``e_i`` (one program for every column; no extra batch axis reaches
-the batched LAPACK solves, where jaxlib 0.10.2's CPU thread pool can deadlock); the backward pass contracts the
-cotangent with it,
+by ``lax.map`` over the unit directions ``e_i`` (:func:`jvp_columns`); the backward pass contracts the
+cotangent with it (:func:`contract_columns`),
 :math:`\bar d_i = \sum_m \bar m \cdot J_{m,i}`, where a metric whose cotangent is zero contributes nothing
 even if its Jacobian is not finite (a failed run that a statistic excludes). ``jax.grad``, ``jax.jacrev`` and ``jax.vmap`` of
 :func:`design_metrics` therefore work as usual. Only the design variables are differentiated: a traced and
@@ -29,6 +28,7 @@ import equinox as eqx
 import jax
 import jax.numpy as jnp
 from jax.flatten_util import ravel_pytree
+from jaxtyping import Array
 
 from ..scenarios import AbstractScenario
 
@@ -49,6 +49,21 @@ def _split(design: dict, perturbed: dict):
     return flat, unravel, rest
 
 
+def jvp_columns(f, x: Array, has_aux: bool = False):
+    """``jax.jvp(f, (x,), (e_i,))`` for every unit direction ``e_i`` of the flat vector ``x``, stacked along a
+    leading axis (the Jacobian's columns), by ``lax.map``: one program for every column, and no extra batch axis
+    reaches the batched LAPACK solves, where jaxlib 0.10.2's CPU thread pool can deadlock."""
+    return jax.lax.map(lambda direction: jax.jvp(f, (x,), (direction,), has_aux=has_aux),
+                       jnp.eye(x.size, dtype=x.dtype))
+
+
+def contract_columns(columns: Array, cotangent: Array) -> Array:
+    r""":math:`\bar d_i = \bar m \cdot J_{m,i}` for one metric's Jacobian columns ``(n, *shape)`` and its cotangent
+    ``shape``. A zero cotangent contributes nothing even where the derivative is not finite (a failed run that a
+    statistic excludes: the double-where pattern; 0 x NaN would poison the whole gradient)."""
+    return jnp.tensordot(jnp.where(cotangent == 0, 0.0, columns), cotangent, axes=jnp.ndim(cotangent))
+
+
 @_design_metrics.def_fwd
 def _design_metrics_fwd(perturbed, design, scenario):
     flat, unravel, rest = _split(design, perturbed)
@@ -59,10 +74,7 @@ def _design_metrics_fwd(perturbed, design, scenario):
         metrics = _metrics(eqx.combine(unravel(x), rest), forward)
         return eqx.partition(metrics, eqx.is_inexact_array)
 
-    def column(direction):
-        return jax.jvp(split_metrics, (flat,), (direction,), has_aux=True)
-
-    (values, tangents, others) = jax.lax.map(column, jnp.eye(flat.size, dtype=flat.dtype))
+    (values, tangents, others) = jvp_columns(split_metrics, flat, has_aux=True)
     first = lambda tree: jax.tree_util.tree_map(lambda x: x[0], tree)  # noqa: E731  every column's primal
     return eqx.combine(first(values), first(others)), tangents
 
@@ -72,11 +84,7 @@ def _design_metrics_bwd(tangents, cotangent, perturbed, design, scenario):
     flat, unravel, _ = _split(design, perturbed)
 
     def term(tangent, ct):  # None: not a floating-point metric, or no cotangent flows into it
-        if tangent is None or ct is None:
-            return None
-        # a metric with a zero cotangent contributes nothing, even where its derivative is not finite (a failed
-        # run excluded by a statistic: the double-where pattern; 0 * NaN would poison the whole gradient)
-        return jnp.tensordot(jnp.where(ct == 0, 0.0, tangent), ct, axes=jnp.ndim(ct))
+        return None if tangent is None or ct is None else contract_columns(tangent, ct)
 
     terms = jax.tree_util.tree_map(term, tangents, cotangent, is_leaf=lambda x: x is None)
     return unravel(sum(jax.tree_util.tree_leaves(terms), jnp.zeros_like(flat)))

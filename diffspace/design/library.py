@@ -8,9 +8,11 @@ tracing and compiling the simulation.
 
 - `simulate` is a stored program (`diffspace.design.stored`) for calls from Python with concrete values; inside
   a user's `jit` / `grad` / `vmap` it falls back to the ordinary traced function.
-- `metrics` keeps a forward and a reverse program (`diffspace.design.composable`) and composes with the user's
-  own `jax.grad`, `jax.jit` and `jax.vmap`: the user's function around it is traced in every session (its code
-  is not in the store's key), but that is a handful of operations.
+- `metrics` keeps a forward program and derivative programs (`diffspace.design.composable`) and composes with
+  the user's own `jax.grad`, `jax.jit` and `jax.vmap`: the user's function around it is traced in every session
+  (its code is not in the store's key), but that is a handful of operations. A gradient with respect to up to
+  `FORWARD_MODE_MAX_INPUTS` design numbers runs one program that gives the metrics and their Jacobian's columns
+  by forward mode (the scenario's solves differentiated by `diffrax.ForwardMode`), more by reverse mode.
 - `metric_gradient` is `jax.value_and_grad` of `metrics`, so it shares those programs.
 """
 
@@ -32,9 +34,12 @@ def _simulate(scenario: AbstractScenario, design: dict[str, Array]):
     return scenario.simulate(scenario.with_design(scenario.params, design))
 
 
-@stored_composable
-def _metrics(scenario: AbstractScenario, design: dict[str, Array]) -> dict[str, Array]:
+def _scenario_metrics(scenario: AbstractScenario, design: dict[str, Array]) -> dict[str, Array]:
     return scenario.metrics(scenario.with_design(scenario.params, design))
+
+
+# a gradient with respect to a few design keys by forward mode (`diffspace.design.composable`)
+_metrics = stored_composable(_scenario_metrics, forward_context=lambda scenario: scenario.differentiated_by("forward"))
 
 
 class MetricGradient(eqx.Module):
@@ -85,8 +90,10 @@ def metrics(scenario: AbstractScenario, design: dict | None = None) -> dict[str,
 
     With `diffspace.enable_cache` on, its forward and reverse programs are stored
     (`diffspace.design.composable`): a later session's ``jax.jit(jax.grad(f))`` of a function ``f`` built on it
-    traces only ``f``'s own few operations, and its compile hits the persistent cache. Reverse mode only: for
-    ``jax.jvp`` / ``jax.jacfwd`` or second derivatives call ``scenario.metrics`` itself.
+    traces only ``f``'s own few operations, and its compile hits the persistent cache. A gradient with respect
+    to up to four design numbers is computed by forward mode inside the rule; the caller's own transformation
+    must be reverse mode (``grad``, ``vjp``): for ``jax.jvp`` / ``jax.jacfwd`` or second derivatives call
+    ``scenario.metrics`` itself.
 
     Args:
         scenario: A scenario (`diffspace.load_scenario`).
@@ -102,7 +109,8 @@ def metrics(scenario: AbstractScenario, design: dict | None = None) -> dict[str,
 
 
 def metric_gradient(scenario: AbstractScenario, metric: str, design: dict) -> MetricGradient:
-    """A design metric and its gradient with respect to design keys (reverse mode through the simulation).
+    """A design metric and its gradient with respect to design keys (forward mode through the simulation for up
+    to four keys, else reverse mode: ``jax.value_and_grad`` of `metrics`).
 
     Args:
         scenario: A scenario (`diffspace.load_scenario`).

@@ -3,6 +3,7 @@ tangent basis of the approach angles and the target's placement facing the arm; 
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -68,6 +69,9 @@ def target_inertia(t: dict) -> np.ndarray:
     return inertia
 
 
+_margin = jax.jit(Surface.margin)  # one program at setup instead of a dozen eager operations
+
+
 def surface_from_config(t: dict, tip_radius: float):
     """Surface module, aim point's surface point and normal, tangent basis, Hertz effective radius."""
     kind = "plane" if t["surface"] == "plane" else "cylinder"
@@ -93,7 +97,7 @@ def surface_from_config(t: dict, tip_radius: float):
         point = p0 + (w @ u) * u + radius * normal
         t1 = u
         r_eff = np.sqrt(1.0 / (1.0 / tip_radius + 1.0 / radius) * tip_radius)  # Hertz: sqrt(R' R'')
-    if float(surface.margin(jnp.asarray(point))) < 0:
+    if float(_margin(surface, jnp.asarray(point))) < 0:
         raise ConfigError(f"target.aim_point_m: the aim point {np.round(point, 4).tolist()} is off the "
                           f"{'patch' if kind == 'plane' else 'shaft length'} (target.extent_m = {t['extent_m']:g})")
     basis = np.stack([normal, t1, np.cross(normal, t1)], axis=1)
