@@ -52,9 +52,14 @@ def _split(design: dict, perturbed: dict):
 def jvp_columns(f, x: Array, has_aux: bool = False):
     """``jax.jvp(f, (x,), (e_i,))`` for every unit direction ``e_i`` of the flat vector ``x``, stacked along a
     leading axis (the Jacobian's columns), by ``lax.map``: one program for every column, and no extra batch axis
-    reaches the batched LAPACK solves, where jaxlib 0.10.2's CPU thread pool can deadlock."""
-    return jax.lax.map(lambda direction: jax.jvp(f, (x,), (direction,), has_aux=has_aux),
-                       jnp.eye(x.size, dtype=x.dtype))
+    reaches the batched LAPACK solves, where jaxlib 0.10.2's CPU thread pool can deadlock. A single column is one
+    JVP, without the loop."""
+    def column(direction):
+        return jax.jvp(f, (x,), (direction,), has_aux=has_aux)
+
+    if x.size == 1:
+        return jax.tree_util.tree_map(lambda y: y[None], column(jnp.ones_like(x)))
+    return jax.lax.map(column, jnp.eye(x.size, dtype=x.dtype))
 
 
 def contract_columns(columns: Array, cotangent: Array) -> Array:
