@@ -3,7 +3,7 @@ start warm).
 
 The session: ``import diffspace``, ``enable_cache``, load ``configs/capture.toml``, one ``simulate``, the
 user's own ``jax.jit(jax.grad(f))`` of the peak contact force with respect to the approach speed (``f`` built on
-``diffspace.metrics``, whose forward and reverse programs are stored: reverse mode through the adaptive solve), a
+``diffspace.metrics``, whose programs are stored; one design number: its derivative by forward mode), a
 ``jax.jit(jax.vmap(jax.grad(f)))`` over 8 speeds, and
 ``diffspace.metric_gradient``. Each step's wall time is printed by the child process; the parent runs the
 session twice against one fresh cache directory (cold, then warm) and writes
