@@ -2,12 +2,13 @@
 traced horizon (the snare strike's loop), on a harmonic oscillator stepped by velocity Verlet, against its exact
 solution, against ``fixed_step_solve`` with the same steps, and differentiated in both modes."""
 
+import equinox as eqx
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from diffspace.integrate import bounded_step_solve, fixed_step_solve
+from diffspace.integrate import ZeroStep, bounded_step_solve, fixed_step_solve
 
 OMEGA = 3.0
 
@@ -48,6 +49,23 @@ def test_equals_the_static_solve_with_the_same_steps():
     fixed = fixed_step_solve(verlet, start, (jnp.asarray(1.0), jnp.asarray(0.0)), 1.7, 11, 17)
     np.testing.assert_allclose(bounded.ys[0], fixed.ys[0], rtol=1e-13, atol=1e-15)
     assert int(bounded.num_steps) == int(fixed.num_steps) == 170
+
+
+def test_a_zero_step_start_equals_the_start_function_and_is_differentiable():
+    """``ZeroStep``: the carry at t = 0 is velocity Verlet's step of length zero from a placeholder (the state
+    unchanged, the acceleration evaluated there), taken inside the loop: the same solve as ``start`` (to
+    round-off), with the same gradient."""
+
+    def solve(x0, start_with):
+        return fixed_step_solve(verlet, start_with, (jnp.asarray(x0), jnp.asarray(0.0)), 1.7, 11, 17)
+
+    by_function, by_zero_step = eqx.filter_jit(solve)(jnp.asarray(1.0), start), eqx.filter_jit(solve)(jnp.asarray(1.0), ZeroStep(jnp.asarray(7.0)))
+    np.testing.assert_allclose(by_zero_step.ys[0], by_function.ys[0], rtol=1e-14, atol=1e-15)
+    np.testing.assert_allclose(by_zero_step.ys[1], by_function.ys[1], rtol=1e-14, atol=1e-15)
+    assert int(by_zero_step.num_steps) == 170
+    end = lambda x0, s: solve(x0, s).ys[0][-1]  # noqa: E731
+    np.testing.assert_allclose(jax.grad(end)(1.0, ZeroStep(jnp.asarray(0.0))), jax.grad(end)(1.0, start), rtol=1e-14)
+    np.testing.assert_allclose(jax.grad(end)(1.0, start), np.cos(OMEGA * 1.7), rtol=1e-3)  # x(t) = x0 cos(omega t)
 
 
 def test_a_step_budget_too_small_is_reported():

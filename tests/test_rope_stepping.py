@@ -59,7 +59,7 @@ def _free_vibration_energy(fraction: float) -> np.ndarray:
     y0 = eqx.tree_at(lambda y: y.v_free, y0, 1e-3 * jnp.asarray(np.random.default_rng(0).normal(size=y0.x_free.shape)))
     h = fraction * float(bending_step(model.rope))
     sol = eqx.filter_jit(lambda m, y: fixed_step_solve(
-        lambda t, yi, ri, hh: sc.semi_implicit_step(m, t, yi, ri, hh), lambda t, yi, hh: sc.semi_implicit_start(m, t, yi, hh),
+        lambda t, yi, ri, hh: sc.semi_implicit_step(m, t, yi, ri, hh), sc.semi_implicit_start(y),
         y, 4000 * h, 41, 100))(model, y0)
     return np.asarray(jax.vmap(lambda t, y: sc.sample(model, t, y))(sol.ts, sol.ys).energy)
 

@@ -298,7 +298,7 @@ def test_semi_implicit_step_conserves_momentum_and_balances_energy():
                    "shaft.initial_position_m=[0.0, -0.03]")
     y0, _ = eqx.filter_jit(sc.initial_state)(model, jnp.array([0.0, -0.03]), jnp.zeros(2))
     solve = eqx.filter_jit(lambda m, y: fixed_step_solve(
-        lambda t, yi, ri, h: sc.semi_implicit_step(m, t, yi, ri, h), lambda t, yi, h: sc.semi_implicit_start(m, t, yi, h),
+        lambda t, yi, ri, h: sc.semi_implicit_step(m, t, yi, ri, h), sc.semi_implicit_start(y),
         y, 0.2, 81, 250))
     sol = solve(model, y0)
     assert bool(sol.finite) and int(sol.num_steps) == 20_000

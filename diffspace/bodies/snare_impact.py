@@ -28,7 +28,7 @@ from jaxtyping import Array, Bool, Float, Int
 
 from ..contact.impact import ImpactOutcome
 from ..contact.virtual_spring import linear_contact_time, virtual_impact
-from ..integrate import SolverSettings, bounded_step_solve, solve_smooth
+from ..integrate import SolverSettings, ZeroStep, bounded_step_solve, solve_smooth
 from ..core.spatial import safe_norm
 from ..core.status import Status, first_failure, flag
 from .rope import assemble, rope_accelerations
@@ -116,12 +116,6 @@ def _rope_state(model: SnareModel, t, xi, vi):
     return assemble(xi, a, b), assemble(vi, va, vb), attach, attach_rate
 
 
-def strike_start(t, y, h, args):
-    """The semi-implicit scheme's rates at the start: Newmark's initial accelerations ``M a_0 = F(x_0, v_0)``, the
-    equations of motion themselves (:func:`strike_field`; ``h`` unused)."""
-    return strike_field(t, y, args)
-
-
 def strike_step(t, y, rates, h, args):
     """One step of the strike's scheme from ``(y_n, rates_n)`` at ``t`` (:func:`strike_rates`; the nodes' predictors
     ``x^ = x_n + h v_n + h^2/4 a_n``, ``v^ = v_n + h/2 a_n``, the shaft's velocity Verlet):
@@ -169,8 +163,8 @@ def rope_impact_solve(model: SnareModel, x_eq, node, speed, t_end, settings: Sol
         return StrikeSolution(sol.ts, sol.ys, sol.stats["num_steps"], sol.result == diffrax.RESULTS.successful), u
     if scheme != "semi_implicit":
         raise ValueError(f"scheme must be one of {SCHEMES}, not {scheme!r}")
-    sol = bounded_step_solve(lambda t, y, c, h: strike_step(t, y, c, h, args),
-                             lambda t, y, h: strike_start(t, y, h, args), y0, t_end, settings.n_save,
+    start = ZeroStep(jax.tree_util.tree_map(jnp.zeros_like, y0))  # Newmark's M a_0 = F(x_0, v_0): a zero-length step
+    sol = bounded_step_solve(lambda t, y, c, h: strike_step(t, y, c, h, args), start, y0, t_end, settings.n_save,
                              strike_step_length(model, max_step), settings.max_steps,
                              "forward" if isinstance(adjoint, diffrax.ForwardMode) else "reverse")
     return StrikeSolution(sol.ts, sol.ys, sol.num_steps, sol.finite & sol.within_budget), u

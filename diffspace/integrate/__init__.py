@@ -19,7 +19,7 @@ from .constrained import (
 )
 from .constrained_solve import ConstrainedSolution, ProjectedSolver, output_multipliers, solve_constrained
 from .event_root import EventRootFinder
-from .fixed_step import FixedStepSolution, bounded_step_solve, fixed_step_solve
+from .fixed_step import FixedStepSolution, ZeroStep, bounded_step_solve, fixed_step_solve
 from .free import Trajectory, check_result, simulate
 from .hybrid import EXTREMUM_MARGIN, AbstractHybridSystem, HybridSolution, hybrid_solve
 from .neutral import neutral_event
@@ -43,6 +43,7 @@ __all__ = [
     "check_result",
     "bounded_step_solve",
     "fixed_step_solve",
+    "ZeroStep",
     "constrained_accelerations",
     "constraint_rows",
     "constraint_velocity",

@@ -48,8 +48,7 @@ def _dynamics(scenario, model: ClosingModel, y0: ClosingState):
     """The closing dynamics by the configured scheme: ``(ts, ys, steps, ok)``."""
     if scenario.scheme == "semi_implicit":
         step = lambda t, y, rates, h: semi_implicit_step(model, t, y, rates, h)  # noqa: E731
-        start = lambda t, y, h: semi_implicit_start(model, t, y, h)  # noqa: E731
-        sol = fixed_step_solve(step, start, y0, scenario.end_time, scenario.solver.n_save, scenario.steps_per_save)
+        sol = fixed_step_solve(step, semi_implicit_start(y0), y0, scenario.end_time, scenario.solver.n_save, scenario.steps_per_save)
         h = scenario.step_length
         return sol.ts, sol.ys, sol.num_steps, sol.finite & (h <= bending_step(model.rope))
     sol = closing_solve(model, y0, scenario.end_time, scenario.solver, adjoint=scenario.adjoint)

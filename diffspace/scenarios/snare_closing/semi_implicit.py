@@ -26,16 +26,19 @@ spring blocks at the contact points, :meth:`~.model.ContactTerms.jacobian`). The
 frequency is 92 rad/s) is explicit and gets exactly the contact force the nodes got, so the contact impulse equals
 the shaft's momentum change to round-off; the powers ``P`` use the applied forces (the axial dashpots' change
 ``-C_a (v_{n+1} - v~)`` to the dissipation, the axial springs' ``-h/2 K_a dv`` to the elastic forces) and the whole-step
-velocities. Start: ``(M + h/2 G) a_0 = f(0, x_0, v_0)``. Second order (measured against the adaptive solve on the
-scenario page); stable for ``h <= bending_step``.
+velocities. Start: ``M a_0 = f(0, x_0, v_0)``, the step of length zero from zero rates (the state stays, the
+rates are evaluated there; inside the step loop: :class:`~diffspace.integrate.ZeroStep`). Second order (measured
+against the adaptive solve on the scenario page); stable for ``h <= bending_step``.
 """
 
 from __future__ import annotations
 
+import jax
 import jax.numpy as jnp
 
 from ...bodies.rope_stepping import (BENDING_LIMIT, axial_dashpot_blocks, axial_spring_blocks, bending_step,
                                      effective_jacobian, implicit_accelerations, linear_forces, section_blocks)
+from ...integrate.fixed_step import ZeroStep
 from .model import ClosingModel, ClosingState, contact_forces, internal_forces, rope_nodes
 
 __all__ = ["BENDING_LIMIT", "bending_step", "semi_implicit_rates", "semi_implicit_start", "semi_implicit_step"]
@@ -64,9 +67,11 @@ def semi_implicit_rates(model: ClosingModel, t, y: ClosingState, previous, h) ->
                         -jnp.sum(f_c * (v - y.w)), -jnp.sum(f_damp * v))
 
 
-def semi_implicit_start(model: ClosingModel, t, y: ClosingState, h) -> ClosingState:
-    """The rates at the start (module docstring), ``a_{-1} = 0``."""
-    return semi_implicit_rates(model, t, y, jnp.zeros_like(y.v_free), h)
+def semi_implicit_start(y0: ClosingState) -> ZeroStep:
+    """The scheme's start for :func:`~diffspace.integrate.fixed_step_solve`: the rates at ``y0`` by a step of length
+    zero from zero rates (the state unchanged, ``M a_0 = f(0, x_0, v_0)``: module docstring), taken inside the
+    step loop, so the step is compiled once."""
+    return ZeroStep(jax.tree_util.tree_map(jnp.zeros_like, y0))
 
 
 def semi_implicit_step(model: ClosingModel, t, y: ClosingState, rates: ClosingState,
