@@ -39,8 +39,10 @@ Compile time: the held joints are merged into rigid links by default (``Robot.lo
 holding them by constraints), the free-flight and release conditions use a placements-only tip position, the
 peak and the valley are :func:`~diffspace.integrate.neutral_event` s (the force law is one formula in loading
 and unloading and the state is kept, so these events move nothing: their force-rate indicator, which needs
-the dynamics, is evaluated but never differentiated, and the gradients stay exact), and every choice that is
-data (surface kind, air table or space, law, tolerances, approach) shares one compiled program.
+the dynamics, is evaluated but never differentiated, and the gradients stay exact; in unloading the transition
+tells a release from a valley by the release condition alone, at the root or within
+``integrate.neutral.OTHER_EVENT_AT_ROOT`` of it, so the dynamics are not compiled into it once more), and every
+choice that is data (surface kind, air table or space, law, tolerances, approach) shares one compiled program.
 """
 
 from __future__ import annotations
@@ -65,6 +67,7 @@ from ...core.restricted import BaseMotion, masked_solve
 from ...core.robot import Robot, joint_transforms
 from ...integrate import (EXTREMUM_MARGIN, AbstractHybridSystem, HybridSolution, SolverSettings, hybrid_solve,
                           neutral_event)
+from ...integrate.neutral import OTHER_EVENT_AT_ROOT
 
 APPROACH, LOADING, UNLOADING, SEPARATED = 0, 1, 2, 3
 PHASE_NAMES = ("approach", "loading", "unloading", "separated")
@@ -276,9 +279,10 @@ class CaptureModel(AbstractHybridSystem):
         phase = mode.phase
         touching = ((phase == APPROACH) | (phase == SEPARATED)) & (delta_dot > 0)
         at_peak = phase == LOADING
-        released_by = self._released(delta, delta_dot, self._contact_speed(mode), delta / d_ref)
-        valley_by = _value_only(self).extremum_indicator(*_value_only((y, mode)))
-        released = (phase == UNLOADING) & (released_by <= valley_by)
+        # the release fired where its condition is at the root (the rule of neutral_event's derivative), so the
+        # valley's indicator, which runs the dynamics, is not evaluated here
+        released = (phase == UNLOADING) & (self._released(delta, delta_dot, self._contact_speed(mode),
+                                                          delta / d_ref) <= OTHER_EVENT_AT_ROOT)
         at_valley = (phase == UNLOADING) & ~released
         f = self.law.force(delta, delta_dot, mode.impact_speed)
         first = touching & (mode.contacts == 0)
@@ -322,12 +326,6 @@ class CaptureModel(AbstractHybridSystem):
         rot = spatial.quat_to_rotation(quat)
         target_mobility = n @ (lin + jnp.cross(rot @ ang, c["lever"]))
         return 1.0 / (n @ c["jac"] @ accel), 1.0 / target_mobility
-
-
-def _value_only(tree):
-    """``tree`` with its floating-point arrays cut from differentiation (for values that only decide)."""
-    arrays, static = eqx.partition(tree, eqx.is_inexact_array)
-    return eqx.combine(jax.lax.stop_gradient(arrays), static)
 
 
 def reference_scales(model: CaptureModel, y0, closing_speed):
