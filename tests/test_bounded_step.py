@@ -59,7 +59,8 @@ def test_a_zero_step_start_equals_the_start_function_and_is_differentiable():
     def solve(x0, start_with):
         return fixed_step_solve(verlet, start_with, (jnp.asarray(x0), jnp.asarray(0.0)), 1.7, 11, 17)
 
-    by_function, by_zero_step = eqx.filter_jit(solve)(jnp.asarray(1.0), start), eqx.filter_jit(solve)(jnp.asarray(1.0), ZeroStep(jnp.asarray(7.0)))
+    solved = eqx.filter_jit(solve)
+    by_function, by_zero_step = solved(jnp.asarray(1.0), start), solved(jnp.asarray(1.0), ZeroStep(jnp.asarray(7.0)))
     np.testing.assert_allclose(by_zero_step.ys[0], by_function.ys[0], rtol=1e-14, atol=1e-15)
     np.testing.assert_allclose(by_zero_step.ys[1], by_function.ys[1], rtol=1e-14, atol=1e-15)
     assert int(by_zero_step.num_steps) == 170

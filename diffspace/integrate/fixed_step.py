@@ -49,9 +49,10 @@ class FixedStepSolution(eqx.Module):
 def fixed_step_solve(step: Callable[[Array, PyTree, PyTree, Array], tuple[PyTree, PyTree]],
                      start: Callable[[Array, PyTree, Array], PyTree] | ZeroStep, y0: PyTree, t_end, n_save: int,
                      steps_per_save: int) -> FixedStepSolution:
-    """Apply ``step(t, y, c, h)`` over ``[0, t_end]`` from ``(y0, start(0, y0, h))`` (or a [`ZeroStep`][diffspace.integrate.fixed_step.ZeroStep]'s
-    carry): ``n_save`` equally spaced saved times (both ends included) and ``steps_per_save`` equal steps between
-    two of them (``h = t_end / ((n_save - 1) steps_per_save)``); the states ``y`` are saved."""
+    """Apply ``step(t, y, c, h)`` over ``[0, t_end]`` from ``(y0, start(0, y0, h))`` (or a
+    [`ZeroStep`][diffspace.integrate.fixed_step.ZeroStep]'s carry): ``n_save`` equally spaced saved times (both
+    ends included) and ``steps_per_save`` equal steps between two of them (``h = t_end / ((n_save - 1)
+    steps_per_save)``); the states ``y`` are saved."""
     ts = jnp.linspace(0.0, t_end, n_save)
     h = (ts[1] - ts[0]) / steps_per_save
     zero_step = isinstance(start, ZeroStep)
@@ -72,8 +73,7 @@ def fixed_step_solve(step: Callable[[Array, PyTree, PyTree, Array], tuple[PyTree
 
 def bounded_step_solve(step: Callable[[Array, PyTree, PyTree, Array], tuple[PyTree, PyTree]],
                        start: Callable[[Array, PyTree, Array], PyTree] | ZeroStep, y0: PyTree, t_end, n_save: int,
-                       max_step,
-                       max_steps: int, differentiation: str = "reverse") -> FixedStepSolution:
+                       max_step, max_steps: int, differentiation: str = "reverse") -> FixedStepSolution:
     """[`fixed_step_solve`][diffspace.integrate.fixed_step.fixed_step_solve] for a horizon ``t_end`` known only at run time: ``k = ceil(dt_save / max_step)``
     equal steps between two saved times (``dt_save = t_end / (n_save - 1)``, ``h = dt_save / k <= max_step``), a
     loop whose trip count is computed at run time, bounded by ``max_steps`` steps in all; ``within_budget`` is
