@@ -249,7 +249,7 @@ class AlphaSolution(eqx.Module):
     refactored: Array
 
 
-def alpha_solve(system: AbstractConstrainedSystem, matrix: IterationMatrix, params: AlphaParameters, h,
+def alpha_solve(system: AbstractConstrainedSystem, matrix: IterationMatrix | None, params: AlphaParameters, h,
                 state: AlphaState, n_frames: int, stride: int, iterations: int = 3,
                 observe: Callable | None = None,
                 refactor: Callable[[AlphaState], IterationMatrix] | None = None,
@@ -258,16 +258,21 @@ def alpha_solve(system: AbstractConstrainedSystem, matrix: IterationMatrix, para
     and :func:`end_state`. With ``refactor`` (the
     iteration matrix at a state: the tangents assembled there), a step whose chord iteration left an estimated
     error above ``REFACTOR_MARGIN`` times ``tolerance`` times its largest acceleration is taken again from its
-    start with the matrix formed there and twice the iterations; the following steps keep that matrix (a heavily deformed structure, or a jump of the drive's acceleration, leaves the reference
-    tangent behind). Pure."""
+    start with the matrix formed there and twice the iterations; the following steps keep that matrix (a heavily
+    deformed structure, or a jump of the drive's acceleration, leaves the reference tangent behind).
+    ``matrix=None`` (with ``refactor``): the first step forms it at the initial state, as a retake does, so the
+    program holds the assembly and inversion of ``S`` once, inside the loop. Pure."""
     observe = observe or (lambda s, forces: ())
+    if matrix is None and refactor is None:
+        raise ValueError("alpha_solve: give the iteration matrix, or refactor to form it at the first step")
 
     def too_large(carry: Chord):
         return carry.error > REFACTOR_MARGIN * tolerance * jnp.max(jnp.abs(carry.acc))
 
     def chunk(state: AlphaState, carry, k):
-        """Chunk ``k`` of a step's iterations: 0 with the carried matrix; when that left too large an error,
-        1 with the matrix refactored at the step's start and the iteration restarted, 2 continuing it."""
+        """Chunk ``k`` of a step's iterations: 0 with the carried matrix; when that left too large an error (or
+        no matrix was carried: ``again`` already set), 1 with the matrix refactored at the step's start and the
+        iteration restarted, 2 continuing it."""
         matrix, iterate, again = carry
 
         def run():
@@ -277,25 +282,29 @@ def alpha_solve(system: AbstractConstrainedSystem, matrix: IterationMatrix, para
             done = chord(system, fresh, params, h, state, iterations, start)
             return fresh, done, again | ((k == 0) & too_large(done))
 
-        return jax.lax.cond((k == 0) | again, run, lambda: carry), None
+        return jax.lax.cond(jnp.where(k == 0, ~again, again), run, lambda: carry), None
 
     @jax.checkpoint
     def step(carry, _):
-        s, matrix = carry
-        start = (matrix, Chord.start(s), jnp.zeros((), bool))
+        s, matrix, unformed = carry  # unformed: no matrix carried yet (the first step forms it)
+        start = (matrix, Chord.start(s), unformed)
         if refactor is None:
             iterate = chord(system, matrix, params, h, s, iterations, start[1])
             again = too_large(iterate)
         else:  # one traced chord iteration serves the step and its retake (chunks 1 and 2: twice the iterations)
             (matrix, iterate, again), _ = jax.lax.scan(partial(chunk, s), start, jnp.arange(3))
         new = end_state(params, h, s, iterate)
-        return (new, matrix), (observe(new, iterate.forces), iterate.error, again)
+        return (new, matrix, jnp.zeros((), bool)), (observe(new, iterate.forces), iterate.error, again)
 
     def frame(carry, _):
         carry, (observed, error, again) = jax.lax.scan(step, carry, None, length=stride)
         return carry, (carry[0], observed, error, again)
 
-    _, (frames, observed, error, refactored) = jax.lax.scan(frame, (state, matrix), None, length=n_frames)
+    unformed = matrix is None
+    if unformed:  # a placeholder of the matrix's shape, replaced at the first step before it is used
+        matrix = jax.tree.map(lambda x: jnp.zeros(x.shape, x.dtype), jax.eval_shape(refactor, state))
+    init = (state, matrix, jnp.asarray(unformed))
+    _, (frames, observed, error, refactored) = jax.lax.scan(frame, init, None, length=n_frames)
     flat = lambda x: x.reshape(-1, *x.shape[2:])  # noqa: E731
     return AlphaSolution(frames, jax.tree.map(flat, observed), flat(error), flat(refactored))
 

@@ -129,19 +129,15 @@ def simulate_mast(mast: Mast, settings: Settings) -> Outcome:
     # the inverse carries no derivative (generalized_alpha.iteration_matrix): its inputs are formed without one
     arrays, static = eqx.partition(mast, eqx.is_inexact_array)
     fixed = eqx.combine(jax.lax.stop_gradient(arrays), static)
-    reference = jax.lax.stop_gradient(y0)
-    stiffness = fixed.reference_stiffness(reference)
-    matrix = iteration_matrix(fixed.mass, stiffness, fixed.params.damping * stiffness,
-                              constraint_jacobian(fixed, 0.0, reference), params, settings.step, rotation)
 
-    def refactor(state):  # the tangents where the mast is now: its deformation has left the reference behind
+    def refactor(state):  # the tangents where the mast is now (the first step: at rest, undeformed)
         state = jax.lax.stop_gradient(state)
         k, c = fixed.tangent(state.t, state.q, state.v, state.lam)
         return iteration_matrix(fixed.mass, k, c, constraint_jacobian(fixed, state.t, state.q), params,
                                 settings.step, rotation, t_ref=state.t)
 
     observe = _observe(mast)
-    sol = alpha_solve(mast, matrix, params, settings.step, state0, settings.n_frames, settings.stride,
+    sol = alpha_solve(mast, None, params, settings.step, state0, settings.n_frames, settings.stride,
                       settings.iterations, observe, refactor, NEWTON_TOLERANCE)
     first = observe(state0, forces0)
     series = jax.tree.map(lambda a, rest: jnp.concatenate([a[None], rest]), first, sol.observed)
