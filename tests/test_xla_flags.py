@@ -8,7 +8,8 @@ import sys
 import jaxlib
 import pytest
 
-from diffspace.app.xla_flags import CLASSIC_EMITTERS, CLASSIC_EMITTERS_JAXLIB, command_xla_flags, release
+from diffspace.app.xla_flags import CLASSIC_EMITTERS, command_xla_flags
+from diffspace.core.xla_options import CLASSIC_EMITTERS_JAXLIB, release
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -46,3 +47,28 @@ def test_flag_rules():
     assert command_xla_flags({"XLA_FLAGS": "--xla_cpu_use_fusion_emitters=true"}, "0.10.2") is None
     assert command_xla_flags({"DIFFSPACE_XLA_DEFAULTS": "0"}, "0.10.2") is None
     assert release("0.11.0.dev20260101") == (0, 11, 0) and release("0.9") == (0, 9, 0)
+
+
+def test_diffspace_compiles_its_own_programs_with_the_option_and_leaves_the_users_alone(tmp_path):
+    """In a Python program the option is a compile option of diffspace's own programs (a stored program's call),
+    accepted by this jaxlib where the rule gives it (the oldest-JAX job runs this file too); the process's
+    ``XLA_FLAGS`` stays untouched."""
+    code = f"""
+import os, jax, jax.numpy as jnp, jaxlib, diffspace
+from diffspace.core.xla_options import classic_emitters_wanted, program_options
+from diffspace.design import stored
+stored.set_directory({str(tmp_path)!r})
+double = stored.stored_jit(lambda x: 2.0 * x)
+assert float(double(jnp.arange(3.0))[2]) == 4.0  # compiled with the option where it is given
+assert len(stored._CALLS) == 1  # the stored program ran through diffspace's own jitted call
+wanted = classic_emitters_wanted(os.environ, jaxlib.__version__)
+assert program_options() == ({{"xla_cpu_use_fusion_emitters": False}} if wanted else None)
+print(wanted, os.environ.get("XLA_FLAGS"))
+"""
+    wanted, flags = _python(code).split(" ")
+    lowest, beyond = CLASSIC_EMITTERS_JAXLIB
+    assert wanted == str(lowest <= release(jaxlib.__version__) < beyond)
+    assert flags == "None"
+    # a user's XLA_FLAGS naming the flag, or DIFFSPACE_XLA_DEFAULTS=0, turns the option off
+    assert _python(code, XLA_FLAGS="--xla_cpu_use_fusion_emitters=true").startswith("False")
+    assert _python(code, DIFFSPACE_XLA_DEFAULTS="0").startswith("False")

@@ -51,7 +51,7 @@ class MetricGradient(eqx.Module):
     status: Int[Array, ""]  # the run's `diffspace.Status` code
 
 
-@eqx.filter_jit
+@stored_jit  # stored: a warm session traces nothing; compiled with diffspace's own options
 def _metric_gradient(scenario: AbstractScenario, design: dict[str, Array], metric: str) -> MetricGradient:
     def value(values):  # through the stored programs of `metrics`, shared with the user's own gradients
         metrics = _metrics(scenario, values)

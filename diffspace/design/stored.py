@@ -34,8 +34,11 @@ import equinox as eqx
 import jax
 from jax import export
 
+from ..core.xla_options import program_options
+
 _DIRECTORY: Path | None = None
 _LOADED: dict[str, "_Stored"] = {}  # this process's programs by key
+_CALLS: dict[int, Callable] = {}  # id of a loaded program -> its jitted call (this process)
 _PACKAGES = ("jax", "jaxlib", "equinox", "diffrax", "optimistix", "lineax")
 
 
@@ -156,7 +159,15 @@ def stored_jit(fn: Callable) -> Callable:
                               lambda: _export(fn, static, treedef, leaves))
         if stored is None:  # not exportable: an ordinary jit, which also raises any error of the program itself
             return jitted(*args)
-        out = stored.exported.call(*leaves)
+        out = _compiled_call(stored)(*leaves)
         return jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(stored.outputs), out)
 
     return call
+
+
+def _compiled_call(stored: _Stored) -> Callable:
+    """The stored program's call, jitted with diffspace's own compile options (`diffspace.core.xla_options`):
+    one per program and process, so JAX's caches of it hold."""
+    if id(stored) not in _CALLS:  # programs live as long as the process (_LOADED)
+        _CALLS[id(stored)] = jax.jit(stored.exported.call, compiler_options=program_options())
+    return _CALLS[id(stored)]
