@@ -48,6 +48,7 @@ def forget_programs():
 
     stored._LOADED.clear()
     composable._SIGNATURES.clear()
+    composable._ROWS.clear()
     composable._composable.cache_clear()
     composable._derivative_call.cache_clear()
 
@@ -59,6 +60,7 @@ def program_store(tmp_path, monkeypatch):
 
     monkeypatch.setattr(stored, "_LOADED", {})
     monkeypatch.setattr(composable, "_SIGNATURES", {})
+    monkeypatch.setattr(composable, "_ROWS", {})
     monkeypatch.setattr(stored, "_DIRECTORY", tmp_path)
     forget_programs()
     yield tmp_path

@@ -38,7 +38,6 @@ from ..core.xla_options import program_options
 
 _DIRECTORY: Path | None = None
 _LOADED: dict[str, "_Stored"] = {}  # this process's programs by key
-_CALLS: dict[int, Callable] = {}  # id of a loaded program -> its jitted call (this process)
 _PACKAGES = ("jax", "jaxlib", "equinox", "diffrax", "optimistix", "lineax")
 
 
@@ -81,6 +80,12 @@ def _key(fn: Callable, static, leaves) -> str | None:
 class _Stored:
     exported: export.Exported
     outputs: object  # the output pytree with integers in place of its arrays (its structure)
+
+    @functools.cached_property
+    def call(self) -> Callable:
+        """The program's call, jitted with diffspace's own compile options (`diffspace.core.xla_options`): one per
+        loaded program, so JAX's caches of it hold."""
+        return jax.jit(self.exported.call, compiler_options=program_options())
 
 
 def _load(path: Path) -> _Stored | None:
@@ -159,15 +164,7 @@ def stored_jit(fn: Callable) -> Callable:
                               lambda: _export(fn, static, treedef, leaves))
         if stored is None:  # not exportable: an ordinary jit, which also raises any error of the program itself
             return jitted(*args)
-        out = _compiled_call(stored)(*leaves)
+        out = stored.call(*leaves)
         return jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(stored.outputs), out)
 
     return call
-
-
-def _compiled_call(stored: _Stored) -> Callable:
-    """The stored program's call, jitted with diffspace's own compile options (`diffspace.core.xla_options`):
-    one per program and process, so JAX's caches of it hold."""
-    if id(stored) not in _CALLS:  # programs live as long as the process (_LOADED)
-        _CALLS[id(stored)] = jax.jit(stored.exported.call, compiler_options=program_options())
-    return _CALLS[id(stored)]
