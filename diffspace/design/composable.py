@@ -215,11 +215,11 @@ def _export(signature: _Signature, kind: str | _Reverse | _Columns, size: int | 
                  for a, taken in zip(outputs.exported.out_avals, kind.outputs) if taken]
     program = row
     if size != 1:
-        def batched(context, rows):
+        def batched(context, batch_rows):
             def one(*inputs):
                 return jax.tree_util.tree_map(lambda y: y[0], row(context, [x[None] for x in inputs]))
 
-            return jax.vmap(one)(*rows)
+            return jax.vmap(one)(*batch_rows)
         program = jax.jit(batched)
     exported = export.export(program)(list(signature.context_avals), rows)
     return stored._Stored(exported, stored._skeleton(structure["tree"]))
